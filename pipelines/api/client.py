@@ -1,0 +1,162 @@
+"""The one client that speaks HTTP to the platform.
+
+Why one: retries, problem details, key handling and exact decimals are decided here once, so
+the pipeline, the audit and the demo cannot disagree about them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from decimal import Decimal
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from pipelines.api.errors import (
+    ApiError,
+    MalformedResponse,
+    ProblemError,
+    TransportFailure,
+    problem_class,
+)
+from pipelines.api.retry import Backoff, parse_retry_after
+from pipelines.api.settings import ApiSettings
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "creditlens/0.1"
+
+
+class PlatformClient:
+    """A thread-safe client bound to one company's key (pages may be fetched concurrently)."""
+
+    def __init__(
+        self,
+        settings: ApiSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Any = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._backoff = Backoff(settings.backoff_base_s, settings.backoff_max_s)
+        self.requests_sent = 0
+        self.retries = 0
+        self._http = httpx.Client(
+            base_url=settings.base_url,
+            headers={"X-Api-Key": settings.api_key.get_secret_value(), "User-Agent": USER_AGENT},
+            timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            limits=httpx.Limits(max_connections=max(4, settings.concurrency * 2)),
+            transport=transport,
+        )
+
+    def __repr__(self) -> str:
+        return f"PlatformClient(base_url={self.settings.base_url!r}, api_key='**********')"
+
+    def __enter__(self) -> PlatformClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- raw requests -------------------------------------------------------------------------
+
+    def get_bytes(self, path: str, params: dict[str, Any] | None = None) -> bytes:
+        """GET with retries; returns the body of a 2xx, raises an ApiError otherwise."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._get_once(path, params)
+            except ApiError as exc:
+                if not exc.retryable or attempt > self.settings.max_retries:
+                    raise
+                retry_after = exc.retry_after if isinstance(exc, ProblemError) else None
+                wait = self._backoff.delay(attempt, retry_after)
+                self.retries += 1
+                log.info("retrying %s after %s (attempt %d, %.2fs)", path, exc, attempt, wait)
+                self._sleep(wait)
+
+    def _get_once(self, path: str, params: dict[str, Any] | None) -> bytes:
+        self.requests_sent += 1
+        try:
+            response = self._http.get(path, params=params)
+            body = response.read()
+        except httpx.TimeoutException:
+            raise TransportFailure(
+                f"GET {path} timed out after {self.settings.timeout_s:g}s"
+            ) from None
+        except httpx.TransportError as exc:
+            reason = type(exc).__name__
+            raise TransportFailure(
+                f"GET {path} failed: no response from {self.settings.base_url} ({reason})"
+            ) from None
+        if response.is_success:
+            return body
+        raise problem_from_response(response.status_code, body, response.headers, path)
+
+    def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """GET a JSON document, numbers parsed exactly (Decimal, never float)."""
+        body = self.get_bytes(path, params)
+        return parse_exact_json(body, path)
+
+
+def parse_exact_json(body: bytes, path: str) -> Any:
+    try:
+        return json.loads(body, parse_float=Decimal, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedResponse(f"GET {path} returned a body that is not JSON: {exc}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def problem_from_response(
+    status: int, body: bytes, headers: httpx.Headers, path: str
+) -> ProblemError:
+    """Turn an error response into a typed exception carrying its problem details."""
+    title = detail = instance = type_ = None
+    extra: dict[str, Any] = {}
+    try:
+        doc = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    if isinstance(doc, dict):
+        title = _text(doc.get("title"))
+        detail = _text(doc.get("detail"))
+        instance = _text(doc.get("instance"))
+        type_ = _text(doc.get("type"))
+        extra = {
+            k: v
+            for k, v in doc.items()
+            if k not in {"title", "detail", "instance", "type", "status"}
+        }
+    if title is None:
+        title = httpx.codes.get_reason_phrase(status) or None
+    cls = problem_class(status)
+    return cls(
+        status=status,
+        title=title,
+        detail=detail,
+        instance=instance,
+        type_=type_,
+        path=path,
+        retry_after=parse_retry_after(headers.get("Retry-After")),
+        extra=extra,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,131 @@
+"""Typed failures of the platform API.
+
+Every failure a user can see carries what the server said (the problem details' title and
+detail) and what we asked for (method and path), never the key: callers print ``str(exc)``
+and get one line a person can act on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """Base of everything the client raises; ``str()`` is one actionable line."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ProblemError(ApiError):
+    """An HTTP error response, with its RFC 7807 problem details when the body had them."""
+
+    def __init__(
+        self,
+        *,
+        status: int,
+        title: str | None,
+        detail: str | None,
+        instance: str | None = None,
+        type_: str | None = None,
+        method: str = "GET",
+        path: str = "",
+        retry_after: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.instance = instance
+        self.type = type_
+        self.method = method
+        self.path = path
+        self.retry_after = retry_after
+        self.extra = extra or {}
+        what = f"{status} {title}" if title else f"HTTP {status}"
+        message = f"{method} {path} failed: {what}"
+        if detail:
+            message += f": {detail}"
+        super().__init__(message)
+
+
+class BadRequest(ProblemError):
+    """400: our request broke a rule of the API; retrying the same request cannot help."""
+
+
+class Unauthorized(ProblemError):
+    """401: the key is missing, unknown or revoked."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = (
+            f"the API key was rejected ({self.status} {self.title or 'Unauthorized'})"
+            + (f": {self.detail}" if self.detail else "")
+            + f" [{self.method} {self.path}]"
+        )
+
+
+class Forbidden(ProblemError):
+    """403: the key is valid but its scope does not cover this endpoint."""
+
+
+class NotFound(ProblemError):
+    """404."""
+
+
+class Unprocessable(ProblemError):
+    """422."""
+
+
+class RateLimited(ProblemError):
+    """429: honoured with Retry-After, then retried."""
+
+    retryable = True
+
+
+class ServerError(ProblemError):
+    """5xx: transient on the server's side, retried."""
+
+    retryable = True
+
+
+class TransportFailure(ApiError):
+    """No usable HTTP response: timeout, refused or reset connection."""
+
+    retryable = True
+
+
+class MalformedResponse(ApiError):
+    """A 2xx whose body is not the JSON we can read (truncated, malformed, wrong envelope)."""
+
+    retryable = True
+
+
+class LedgerDriftError(ApiError):
+    """A ledger window kept changing under us for every re-read we allowed."""
+
+
+class ConfigurationError(ApiError):
+    """The settings cannot work (no key, a base URL that is not http(s), ...)."""
+
+
+_BY_STATUS: dict[int, type[ProblemError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    422: Unprocessable,
+    429: RateLimited,
+}
+
+
+def problem_class(status: int) -> type[ProblemError]:
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, ProblemError)

@@ -1,0 +1,205 @@
+"""Reading the ledger window by window, page by page, without trusting pagination blindly.
+
+The API has no entry ids and no cursor: pages are offsets into a list that can move while we read
+it (entries arriving, unstable order within ties). A window is accepted only when its pages agree
+with each other: the same ``total`` on every page and on a probe past the end, every page as full
+as ``total`` says, and, when rows repeat across a page boundary, a second read that sees the same
+rows (two genuinely identical entries look exactly like a shifted page). Otherwise the window is
+read again, a bounded number of times. Pages are yielded as they arrive, so memory stays bounded;
+a consumer drops what it staged for a window when it sees ``WindowRestart``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from pipelines.api.client import PlatformClient
+from pipelines.api.errors import LedgerDriftError
+from pipelines.api.ledger_page import parse_ledger_page
+from pipelines.api.models import LedgerPage
+from pipelines.api.windows import Window, split_windows
+
+log = logging.getLogger(__name__)
+
+TRANSACTIONS_PATH = "/Consumption/transactions"
+
+
+@dataclass(frozen=True)
+class PageRead:
+    window: Window
+    attempt: int
+    page_number: int
+    entries: list[dict[str, Any]]
+    total: int
+
+
+@dataclass(frozen=True)
+class WindowRestart:
+    window: Window
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class WindowDone:
+    window: Window
+    attempt: int
+    pages: int
+    entries: int
+
+
+ReadEvent = PageRead | WindowRestart | WindowDone
+
+
+@dataclass
+class ReadStats:
+    windows: int = 0
+    pages: int = 0
+    entries: int = 0
+    restarts: int = 0
+    restart_reasons: list[str] = field(default_factory=list)
+
+
+class _Drift(Exception):
+    pass
+
+
+def _row_key(row: Any) -> tuple[str, ...]:
+    if not isinstance(row, dict):
+        return ("<not an object>", str(row))
+    return tuple(
+        str(row.get(k))
+        for k in ("createdAt", "balanceAfter", "amount", "type", "agentId", "description")
+    )
+
+
+class LedgerReader:
+    """Reads ``first..last`` as windows of at most ``max_window_days`` at ``page_size``."""
+
+    def __init__(self, client: PlatformClient, *, drift_pause_s: float = 0.05) -> None:
+        self.client = client
+        self.settings = client.settings
+        self.stats = ReadStats()
+        self._drift_pause_s = drift_pause_s
+
+    def windows(self, first: date, last: date) -> list[Window]:
+        return split_windows(first, last, self.settings.max_window_days)
+
+    def read(self, first: date, last: date) -> Iterator[ReadEvent]:
+        for window in self.windows(first, last):
+            yield from self.read_window(window)
+
+    def read_window(self, window: Window) -> Iterator[ReadEvent]:
+        previous: Counter[tuple[str, ...]] | None = None
+        attempts = self.settings.drift_retries + 1
+        for attempt in range(1, attempts + 1):
+            seen: Counter[tuple[str, ...]] = Counter()
+            try:
+                repeated, pages, entries = yield from self._read_attempt(window, attempt, seen)
+            except _Drift as drift:
+                reason = str(drift)
+            else:
+                if not repeated or (previous is not None and previous == seen):
+                    self.stats.windows += 1
+                    self.stats.entries += entries
+                    yield WindowDone(window, attempt, pages, entries)
+                    return
+                reason = (
+                    "rows repeated across a page boundary; re-reading to tell page drift "
+                    "from genuinely identical entries"
+                )
+            previous = seen
+            self.stats.restarts += 1
+            self.stats.restart_reasons.append(f"{window}: {reason}")
+            log.info("window %s attempt %d: %s", window, attempt, reason)
+            yield WindowRestart(window, attempt, reason)
+            time.sleep(self._drift_pause_s * attempt)
+        raise LedgerDriftError(
+            f"ledger window {window} kept changing while it was read ({attempts} reads): {reason}"
+        )
+
+    def _fetch(self, window: Window, page_number: int) -> LedgerPage:
+        start, end = window.query(self.settings.range_format)
+        params = {
+            self.settings.range_start_param: start,
+            self.settings.range_end_param: end,
+            "pageNumber": page_number,
+            "pageSize": self.settings.page_size,
+        }
+        body = self.client.get_bytes(TRANSACTIONS_PATH, params)
+        self.stats.pages += 1
+        return parse_ledger_page(body, f"ledger window {window} page {page_number}")
+
+    def _read_attempt(
+        self, window: Window, attempt: int, seen: Counter[tuple[str, ...]]
+    ) -> Iterator[ReadEvent]:
+        size = self.settings.page_size
+        first = self._fetch(window, 1)
+        total = first.total
+        page_count = math.ceil(total / size)
+        repeated = False
+        entries = 0
+        previous_keys: set[tuple[str, ...]] = set()
+
+        def check(page: LedgerPage, number: int) -> None:
+            nonlocal repeated, previous_keys, entries
+            if page.total != total:
+                raise _Drift(f"total changed from {total} to {page.total} at page {number}")
+            expected = max(0, min(size, total - (number - 1) * size))
+            if len(page.data) != expected:
+                raise _Drift(f"page {number} has {len(page.data)} entries, expected {expected}")
+            keys = [_row_key(row) for row in page.data]
+            seen.update(keys)
+            key_set = set(keys)
+            if previous_keys & key_set:
+                repeated = True
+            previous_keys = key_set
+            entries += len(keys)
+
+        check(first, 1)
+        yield PageRead(window, attempt, 1, first.data, total)
+        if page_count > 1:
+            for number, page in self._fetch_many(window, range(2, page_count + 1)):
+                check(page, number)
+                yield PageRead(window, attempt, number, page.data, total)
+        probe = self._fetch(window, page_count + 1)
+        if probe.total != total or probe.data:
+            raise _Drift(
+                f"past the last page the ledger reports total {probe.total} "
+                f"and {len(probe.data)} more entries (expected {total} and none)"
+            )
+        return repeated, page_count, entries
+
+    def _fetch_many(self, window: Window, numbers: range) -> Iterator[tuple[int, LedgerPage]]:
+        """Pages in order, with up to ``concurrency`` requests in flight."""
+        workers = self.settings.concurrency
+        if workers <= 1:
+            for number in numbers:
+                yield number, self._fetch(window, number)
+            return
+        pending: list[tuple[int, Future[LedgerPage]]] = []
+        todo = iter(numbers)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ledger-page") as pool:
+            try:
+                for number in todo:
+                    pending.append((number, pool.submit(self._fetch, window, number)))
+                    if len(pending) >= workers * 2:
+                        break
+                while pending:
+                    number, future = pending.pop(0)
+                    page = future.result()
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending.append((nxt, pool.submit(self._fetch, window, nxt)))
+                    yield number, page
+            finally:
+                for _, future in pending:
+                    future.cancel()

@@ -1,0 +1,79 @@
+"""Response models. Unknown fields are kept (extra="allow"): the platform may add fields, and an
+analyst would rather see them than lose them. Money is Decimal, parsed from the JSON text."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class LedgerPage(_Open):
+    """The envelope of one ledger page; entries stay raw dicts until column-wise validation."""
+
+    data: list[Any]
+    total: int = Field(ge=0)
+    page_number: int = Field(alias="pageNumber", ge=1)
+    page_size: int = Field(alias="pageSize", ge=1)
+
+
+class LedgerEntry(_Open):
+    """One ledger line, typed, for library users who want objects rather than frames."""
+
+    created_at: datetime = Field(alias="createdAt")
+    type: str
+    amount: Decimal
+    description: str | None = None
+    has_description: bool | None = Field(default=None, alias="hasDescription")
+    channel: str | None = None
+    agent_id: str | None = Field(default=None, alias="agentId")
+    campaign_id: str | None = Field(default=None, alias="campaignId")
+    balance_after: Decimal = Field(alias="balanceAfter")
+
+
+class ConsumptionSummary(_Open):
+    balance: Decimal | None = None
+    credits_used: Decimal | None = Field(default=None, alias="creditsUsed")
+    credits_included: Decimal | None = Field(default=None, alias="creditsIncluded")
+    period_start: datetime | None = Field(default=None, alias="periodStart")
+    period_end: datetime | None = Field(default=None, alias="periodEnd")
+    as_of: datetime | None = Field(default=None, alias="asOf")
+
+
+class BreakdownItem(_Open):
+    agent_id: str | None = Field(default=None, alias="agentId")
+    campaign_id: str | None = Field(default=None, alias="campaignId")
+    channel: str | None = None
+    credits: Decimal
+
+
+class Breakdown(_Open):
+    period_start: datetime | None = Field(default=None, alias="periodStart")
+    period_end: datetime | None = Field(default=None, alias="periodEnd")
+    items: list[BreakdownItem]
+
+
+class Subscription(_Open):
+    plan: str | None = None
+    status: str | None = None
+    features: list[str] | None = None
+    limits: dict[str, Any] | None = None
+    current_period_start: datetime | None = Field(default=None, alias="currentPeriodStart")
+    current_period_end: datetime | None = Field(default=None, alias="currentPeriodEnd")
+
+
+class Campaign(_Open):
+    id: str
+    name: str | None = None
+
+
+class CampaignList(BaseModel):
+    """GET /Campaign: a bare array by default; an envelope with ``data`` is accepted too."""
+
+    campaigns: list[Campaign]

@@ -1,0 +1,100 @@
+"""Opening the warehouse: the lock, the migrations, and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from pipelines.warehouse.lock import file_lock
+from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
+
+
+class WarehouseError(RuntimeError):
+    """The warehouse file cannot be used; the message names the file and the cause."""
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(SCHEMA_VERSION.create_sql())
+        for statement in SCHEMA_VERSION.comment_sql():
+            con.execute(statement)
+        for table in migration.tables:
+            con.execute(table.create_sql())
+        for statement in migration.statements:
+            con.execute(statement)
+        for table in migration.tables:
+            for statement in table.comment_sql():
+                con.execute(statement)
+        con.execute(
+            "INSERT INTO schema_version VALUES (?, ?, now())",
+            [migration.version, migration.description],
+        )
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:
+    """Upgrades in place, in order; returns the version reached."""
+    version = current_version(con)
+    latest = MIGRATIONS[-1].version
+    if version > latest:
+        raise WarehouseError(
+            f"the warehouse is at schema version {version}, newer than this creditlens "
+            f"understands ({latest}); upgrade creditlens"
+        )
+    for migration in MIGRATIONS:
+        if version < migration.version <= (up_to or latest):
+            apply_migration(con, migration)
+            version = migration.version
+    return version
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        if not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return duckdb.connect(str(path), read_only=read_only)
+    except (duckdb.Error, OSError) as exc:
+        raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
+
+
+@contextmanager
+def open_for_write(
+    path: Path, lock_timeout_s: float = 600.0
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
+        con = _connect(path, read_only=False)
+        try:
+            migrate(con)
+            yield con
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+
+@contextmanager
+def open_for_read(path: Path, lock_timeout_s: float = 600.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
+    with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
+        con = _connect(path, read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()

@@ -1,0 +1,224 @@
+"""The one place that writes the warehouse.
+
+Every write is one short transaction under the exclusive lock; the data to land is staged
+beforehand (Parquet files written during the fetch), so the lock is never held while the network
+is slow. After each write the read-only analyst copy is republished atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.warehouse.connection import WarehouseError, open_for_read, open_for_write
+from pipelines.warehouse.lock import file_lock
+from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
+
+
+@dataclass(frozen=True)
+class LedgerLanding:
+    """What one ledger sync lands: whole UTC days of one account."""
+
+    account: str
+    run_id: str
+    range_start: date
+    range_end: date
+    entry_files: Sequence[Path]
+    quarantine_files: Sequence[Path]
+    started_at: datetime
+    windows: int
+    pages: int
+    window_restarts: int
+    requests: int
+    retries: int
+    entries_fetched: int
+
+
+@dataclass(frozen=True)
+class LandingResult:
+    landed: int
+    quarantined: int
+    replaced: int
+    duration_s: float
+
+
+class InvariantBroken(RuntimeError):
+    """fetched != landed + quarantined: the transaction is rolled back, nothing changes."""
+
+
+def _paths_sql(paths: Sequence[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+class Warehouse:
+    def __init__(
+        self, path: Path, analyst_copy: Path | None = None, lock_timeout_s: float = 600.0
+    ) -> None:
+        self.path = Path(path)
+        self.analyst_copy = Path(analyst_copy) if analyst_copy else default_analyst_copy(self.path)
+        self.lock_timeout_s = lock_timeout_s
+
+    def write(self):
+        return open_for_write(self.path, self.lock_timeout_s)
+
+    def read(self):
+        return open_for_read(self.path, self.lock_timeout_s)
+
+    def ensure(self) -> None:
+        """Creates or upgrades the warehouse and publishes the analyst copy."""
+        with self.write():
+            pass
+        self.publish_analyst_copy()
+
+    # -- ledger ---------------------------------------------------------------------------------
+
+    def land_ledger(self, landing: LedgerLanding) -> LandingResult:
+        started = time.monotonic()
+        entry_cols = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
+        quarantine_cols = ", ".join(c.name for c in QUARANTINE.columns)
+        with self.write() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                replaced = _count(
+                    con,
+                    "SELECT count(*) FROM ledger_entries WHERE account = ? "
+                    "AND entry_day BETWEEN ? AND ?",
+                    [landing.account, landing.range_start, landing.range_end],
+                )
+                con.execute(
+                    "DELETE FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
+                    [landing.account, landing.range_start, landing.range_end],
+                )
+                con.execute(
+                    "DELETE FROM quarantine WHERE account = ? "
+                    "AND coalesce(entry_day, window_start) BETWEEN ? AND ?",
+                    [landing.account, landing.range_start, landing.range_end],
+                )
+                landed = 0
+                if landing.entry_files:
+                    con.execute(
+                        f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} "
+                        f"FROM read_parquet({_paths_sql(landing.entry_files)})"
+                    )
+                    landed = _count(
+                        con,
+                        "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
+                        [landing.account, landing.run_id],
+                    )
+                quarantined = 0
+                if landing.quarantine_files:
+                    con.execute(
+                        f"INSERT INTO quarantine ({quarantine_cols}) SELECT {quarantine_cols} "
+                        f"FROM read_parquet({_paths_sql(landing.quarantine_files)})"
+                    )
+                    quarantined = _count(
+                        con,
+                        "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",
+                        [landing.account, landing.run_id],
+                    )
+                if landing.entries_fetched != landed + quarantined:
+                    raise InvariantBroken(
+                        f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
+                        f"quarantined ({quarantined}); nothing was written"
+                    )
+                duration = time.monotonic() - started
+                con.execute(
+                    "INSERT INTO sync_runs VALUES "
+                    "(?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        landing.account,
+                        landing.run_id,
+                        landing.started_at,
+                        landing.range_start,
+                        landing.range_end,
+                        landing.windows,
+                        landing.pages,
+                        landing.window_restarts,
+                        landing.requests,
+                        landing.retries,
+                        landing.entries_fetched,
+                        landed,
+                        quarantined,
+                        (
+                            datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
+                        ).total_seconds(),
+                    ],
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return LandingResult(landed, quarantined, replaced, time.monotonic() - started)
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def land_snapshot(
+        self, table: str, account: str, content_hash: str, rows: Sequence[dict[str, Any]]
+    ) -> bool:
+        """Appends ``rows`` unless the latest stored snapshot has the same hash. True if stored."""
+        if not rows:
+            raise ValueError("a snapshot has at least one row")
+        columns = list(rows[0])
+        placeholders = ", ".join("?" for _ in columns)
+        with self.write() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                latest = con.execute(
+                    f"SELECT content_hash FROM {table} WHERE account = ? "
+                    "ORDER BY fetched_at DESC LIMIT 1",
+                    [account],
+                ).fetchone()
+                if latest and latest[0] == content_hash:
+                    con.execute("COMMIT")
+                    return False
+                con.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
+                    [[row[c] for c in columns] for row in rows],
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return True
+
+    # -- analyst copy ---------------------------------------------------------------------------
+
+    def publish_analyst_copy(self) -> Path:
+        """Copy beside, then rename: a reader sees the old copy or the new one, never half."""
+        if not self.path.exists():
+            raise WarehouseError(f"no warehouse at {self.path} to publish")
+        target = self.analyst_copy
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        with file_lock(self.path, exclusive=False, timeout_s=self.lock_timeout_s):
+            shutil.copyfile(self.path, partial)
+        with open(partial, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+        _fsync_dir(target.parent)
+        return target
+
+
+def default_analyst_copy(path: Path) -> Path:
+    return path.with_name(f"{path.stem}.analyst{path.suffix or '.duckdb'}")
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> int:
+    row = con.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
