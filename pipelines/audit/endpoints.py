@@ -1,0 +1,41 @@
+"""What the audit asks of each key: one cheap read per kind of data the spec says a key opens.
+
+Per the spec's Authentication section, any key that reads campaigns also reads the four
+billing endpoints; a deployment that restricts keys answers 403 on those instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from pipelines.audit.inventory import BILLING, CAMPAIGNS
+
+
+class Outcome(Enum):
+    READABLE = "readable"  # 2xx with a JSON body
+    REJECTED = "rejected"  # 401: the key is missing, unknown or revoked
+    FORBIDDEN = "forbidden"  # 403: a valid key, outside its scope
+    UNKNOWN = "unknown"  # anything else: never read as "rejected"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+    family: str
+    data: str  # what a holder of the key can read there, for messages
+
+    @property
+    def is_billing(self) -> bool:
+        return self.family == BILLING
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("campaign", "/Campaign", CAMPAIGNS, "campaigns"),
+    Endpoint("consumption", "/Consumption", BILLING, "credit balance and usage"),
+    Endpoint("breakdown", "/Consumption/breakdown", BILLING, "consumption breakdown"),
+    Endpoint("subscription", "/Subscription", BILLING, "subscription contract"),
+    Endpoint("transactions", "/Consumption/transactions", BILLING, "credit ledger"),
+)
+BY_NAME = {e.name: e for e in ENDPOINTS}

@@ -1,0 +1,85 @@
+"""The audit's rules: stable ids that findings, SARIF and dashboards refer to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipelines.audit.severity import Severity
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    short: str
+    full: str
+    help: str
+    default: Severity
+
+
+BILLING_BEYOND_SCOPE = Rule(
+    "CLA001",
+    "billing-beyond-scope",
+    "Key reads billing data beyond its intended scope",
+    "The key is meant for campaigns only, yet the API lets it read the company's credit "
+    "balance, consumption breakdown, subscription or credit ledger.",
+    "Rotate the key and replace it with one restricted to campaigns; if restriction is not "
+    "available, narrow where the key is used.",
+    Severity.HIGH,
+)
+CLIENT_SIDE_OR_PUBLIC = Rule(
+    "CLA002",
+    "client-side-or-public-use",
+    "Active key used client-side or in public",
+    "The key is listed as used in client-side code or a public place, where anyone can copy "
+    "it; the spec forbids both.",
+    "Treat the key as leaked: rotate it, remove it from the place and call the API from a "
+    "server instead.",
+    Severity.MEDIUM,
+)
+UNLISTED_PLACE = Rule(
+    "CLA003",
+    "unlisted-place",
+    "Key found in a place its inventory entry does not list",
+    "The scan found the key (plain, base64 or URL-encoded) in a file outside the places the "
+    "inventory lists for it: nobody accounts for this copy.",
+    "Remove the key from the file (and its history) and rotate it if the file was shared; "
+    "if the use is legitimate, add the place to the inventory.",
+    Severity.MEDIUM,
+)
+KEY_REJECTED = Rule(
+    "CLA004",
+    "key-rejected",
+    "Key rejected by the API",
+    "Every endpoint answered 401: the key is revoked or invalid.",
+    "Remove the key from the places that still hold it and from the inventory, or replace it.",
+    Severity.LOW,
+)
+PROBE_INCOMPLETE = Rule(
+    "CLA005",
+    "probe-incomplete",
+    "Exposure of the key could not be fully determined",
+    "At least one endpoint gave no usable answer (timeout, rate limit, server error, "
+    "malformed body), so what the key can read is not known for it.",
+    "Rerun the audit; if it persists, check the base URL and the API's health.",
+    Severity.LOW,
+)
+KEY_UNAVAILABLE = Rule(
+    "CLA006",
+    "key-unavailable",
+    "Key could not be read from where the inventory says",
+    "The environment variable is unset or the key file is missing, so the key was neither "
+    "probed nor searched for.",
+    "Make the key readable by the audit (environment or file), or remove the entry.",
+    Severity.LOW,
+)
+
+RULES: tuple[Rule, ...] = (
+    BILLING_BEYOND_SCOPE,
+    CLIENT_SIDE_OR_PUBLIC,
+    UNLISTED_PLACE,
+    KEY_REJECTED,
+    PROBE_INCOMPLETE,
+    KEY_UNAVAILABLE,
+)
+BY_ID = {r.id: r for r in RULES}

@@ -1,0 +1,158 @@
+"""The report as SARIF 2.1.0, for code-scanning dashboards and CI annotations.
+
+Every result carries the key's fingerprint in ``partialFingerprints``, so a dashboard
+tracks one finding about one key across runs without ever being shown the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pipelines.audit.report import AuditReport, Finding, Location
+from pipelines.audit.rules import RULES
+from pipelines.audit.severity import Severity
+
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+TOOL_NAME = "creditlens-audit"
+_LEVEL = {
+    Severity.CRITICAL: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.NONE: "none",
+}
+# GitHub code scanning ranks security results by this number (as a string).
+_SECURITY_SEVERITY = {
+    Severity.CRITICAL: "9.5",
+    Severity.HIGH: "8.0",
+    Severity.MEDIUM: "5.5",
+    Severity.LOW: "2.0",
+    Severity.NONE: "0.0",
+}
+
+
+def level(severity: Severity) -> str:
+    return _LEVEL[severity]
+
+
+def to_sarif(report: AuditReport) -> dict[str, Any]:
+    rule_index = {rule.id: i for i, rule in enumerate(RULES)}
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": _driver()},
+                "automationDetails": {"id": f"creditlens-key-audit/{report.run_id}"},
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "endTimeUtc": report.audited_at.isoformat().replace("+00:00", "Z"),
+                    }
+                ],
+                "results": [_result(f, rule_index[f.rule_id]) for f in report.findings],
+                "properties": {
+                    "inventory": report.inventory,
+                    "keysAudited": len(report.keys),
+                    "filesScanned": report.scan.files_scanned,
+                },
+            }
+        ],
+    }
+
+
+def _driver() -> dict[str, Any]:
+    return {
+        "name": TOOL_NAME,
+        "version": _version(),
+        "rules": [
+            {
+                "id": rule.id,
+                "name": rule.name,
+                "shortDescription": {"text": rule.short},
+                "fullDescription": {"text": rule.full},
+                "help": {"text": rule.help},
+                "defaultConfiguration": {"level": level(rule.default)},
+                "properties": {
+                    "tags": ["security", "secrets"],
+                    "security-severity": _SECURITY_SEVERITY[rule.default],
+                },
+            }
+            for rule in RULES
+        ],
+    }
+
+
+def _result(finding: Finding, index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": finding.rule_id,
+        "ruleIndex": index,
+        "level": level(finding.severity),
+        "message": {"text": finding.message},
+        "partialFingerprints": _fingerprints(finding),
+        "properties": {
+            "severity": finding.severity.value,
+            "security-severity": _SECURITY_SEVERITY[finding.severity],
+            "keyName": finding.key_name,
+            "keyFingerprint": finding.fingerprint,
+            "keyLast4": finding.last4,
+        },
+    }
+    locations = [_location(loc) for loc in finding.locations]
+    if locations:
+        result["locations"] = locations
+    return result
+
+
+def _fingerprints(finding: Finding) -> dict[str, str]:
+    where = "|".join(f"{loc.path or loc.place}:{loc.line or ''}" for loc in finding.locations)
+    identity = f"{finding.rule_id}|{finding.key_name}|{finding.fingerprint}|{where}"
+    out = {"findingHash/v1": hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]}
+    if finding.fingerprint:
+        out["keyFingerprint/v1"] = finding.fingerprint
+    return out
+
+
+def _location(loc: Location) -> dict[str, Any]:
+    if loc.path is not None:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(loc.path)}}
+        if loc.line is not None:
+            region: dict[str, Any] = {"startLine": loc.line}
+            if loc.column is not None:
+                region["startColumn"] = loc.column
+            physical["region"] = region
+        out: dict[str, Any] = {"physicalLocation": physical}
+        if loc.encoding:
+            out["message"] = {"text": f"key found {_encoding_text(loc.encoding)}"}
+        return out
+    return {
+        "logicalLocations": [{"name": loc.place or "", "kind": f"place:{loc.kind or 'unknown'}"}],
+        "message": {"text": f"listed use: {loc.place} ({loc.kind})"},
+    }
+
+
+def _uri(path: str) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return quote(p.relative_to(Path.cwd()).as_posix(), safe="/")
+        except ValueError:
+            return p.as_uri()
+    return quote(p.as_posix(), safe="/")
+
+
+def _encoding_text(encoding: str) -> str:
+    return "in clear" if encoding == "plain" else f"{encoding}-encoded"
+
+
+def _version() -> str:
+    try:
+        return metadata.version("creditlens")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"

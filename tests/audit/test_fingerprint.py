@@ -1,0 +1,37 @@
+"""Fingerprints: stable per installation, useless without its secret."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from pipelines.audit.fingerprint import SECRET_ENV, fingerprint, last4, load_secret
+
+KEY = "sk_live_4f9c2a7e1b3d5f6a8c0e2b4d6f8a1c3e"
+
+
+def test_fingerprint_is_short_hex_stable_and_depends_on_the_secret() -> None:
+    one = fingerprint(KEY, b"install-1")
+    assert len(one) == 16 and int(one, 16) >= 0
+    assert one == fingerprint(KEY, b"install-1")
+    assert one != fingerprint(KEY, b"install-2")
+    assert one != fingerprint(KEY + "x", b"install-1")
+
+
+def test_last4_only_for_keys_long_enough() -> None:
+    assert last4(KEY) == "1c3e"
+    assert last4("short-key") == ""
+
+
+def test_secret_comes_from_the_environment_first(tmp_path: Path) -> None:
+    assert load_secret(tmp_path, {SECRET_ENV: " s3cret "}) == b"s3cret"
+    assert not (tmp_path / "audit-secret").exists()
+
+
+def test_secret_file_is_created_once_with_mode_0600(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    first = load_secret(state, {})
+    path = state / "audit-secret"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(first) == 64
+    assert load_secret(state, {}) == first
