@@ -1,0 +1,86 @@
+"""The `balance_breaks` table: one row per place where the ledger does not explain the balance.
+
+Every check (continuity, summary, breakdown) reports in this one shape, so that the warehouse,
+the asset checks and the reports read breaks from one table. `detail` is one sentence in the
+spirit of Beancount's balance assertions: what was expected, what was found, the difference, where.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+import polars as pl
+
+from transforms.micros import MONEY
+
+BreakKind = Literal["continuity", "summary", "breakdown"]
+UTC_MICROS = pl.Datetime("us", "UTC")
+
+BREAKS_SCHEMA: dict[str, pl.DataType] = {
+    "account": pl.Utf8(),
+    "kind": pl.Utf8(),
+    "break_start": UTC_MICROS,
+    "break_end": UTC_MICROS,
+    "expected_balance": MONEY,
+    "observed_balance": MONEY,
+    "gap": MONEY,
+    "before_entry_id": pl.Utf8(),
+    "after_entry_id": pl.Utf8(),
+    "agent_id": pl.Utf8(),
+    "campaign_id": pl.Utf8(),
+    "channel": pl.Utf8(),
+    "ambiguous": pl.Boolean(),
+    "detail": pl.Utf8(),
+}
+
+
+def empty_breaks() -> pl.DataFrame:
+    return pl.DataFrame(schema=BREAKS_SCHEMA)
+
+
+def conform_breaks(frame: pl.DataFrame) -> pl.DataFrame:
+    """Fills absent columns with nulls and puts the columns in the table's order and types."""
+    return frame.select(
+        [
+            (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+            for name, dtype in BREAKS_SCHEMA.items()
+        ]
+    )
+
+
+def timestamp_text(expr: pl.Expr) -> pl.Expr:
+    return expr.dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
+
+
+def continuity_detail() -> pl.Expr:
+    """Sentence for a continuity break row (needs the break columns already computed)."""
+    sentence = pl.format(
+        "Balance break on account {}: expected {}, actual {}, difference {}, "
+        "between entry {} at {} and entry {} at {}.",
+        pl.col("account"),
+        pl.col("expected_balance").cast(pl.Utf8),
+        pl.col("observed_balance").cast(pl.Utf8),
+        pl.col("gap").cast(pl.Utf8),
+        pl.col("before_entry_id"),
+        timestamp_text(pl.col("break_start")),
+        pl.col("after_entry_id"),
+        timestamp_text(pl.col("break_end")),
+    )
+    return (
+        pl.when(pl.col("ambiguous"))
+        .then(
+            pl.concat_str(
+                sentence,
+                pl.lit(
+                    " The entries sharing a timestamp here can be ordered in several ways that"
+                    " explain the balances differently."
+                ),
+            )
+        )
+        .otherwise(sentence)
+    )
+
+
+def money_text(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.000001")))

@@ -1,0 +1,238 @@
+"""Continuity of the balance chain: each entry must start where the previous one ended.
+
+balance_before = balance_after - signed_amount must equal the balance_after of the entry before it
+(per account). A difference is a movement the API did not show, which is exactly what the API
+promises never to hide.
+
+Speed comes from doing almost everything in one vectorized pass over Int64 micro-credits: sort by
+(account, createdAt, balances descending), compare with the previous row, and only send the tie
+groups that touch a candidate break to the per-group search of `tie_order`. Sorting by balances
+descending already chains the common tie (concurrent usage entries, all debits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import polars as pl
+
+from transforms.breaks import conform_breaks, continuity_detail, empty_breaks
+from transforms.entry_type import DEFAULT_RULES, EntryTypeRules
+from transforms.micros import MONEY, decimal_to_micros, from_micros, to_micros
+from transforms.normalize import SignConvention, with_signed_amount
+from transforms.tie_order import resolve_tie_group
+
+_MAX_PASSES = 4
+_SORT_KEYS = ["account", "created_at", "__before", "__after", "entry_id"]
+_SORT_DESCENDING = [False, False, True, True, False]
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """The ledger in chain order and the continuity breaks found in it.
+
+    `ordered` has the input columns plus `signed_amount` and `balance_before` (Decimal(18,6)) and
+    `chain_position` (Int64, 1-based per account), sorted by account and chain position.
+    `breaks` has the `balance_breaks` schema (kind 'continuity'). `searched_groups` counts the tie
+    groups that needed the per-group search, `ambiguous_groups` those whose breaks the balances
+    do not determine.
+    """
+
+    ordered: pl.DataFrame
+    breaks: pl.DataFrame
+    tolerance: Decimal
+    convention: SignConvention
+    searched_groups: int
+    ambiguous_groups: int
+
+
+def reconcile_continuity(
+    ledger: pl.DataFrame,
+    *,
+    convention: SignConvention = "signed",
+    tolerance: Decimal = Decimal(0),
+    rules: EntryTypeRules = DEFAULT_RULES,
+    exhaustive_limit: int = 8,
+) -> Reconciliation:
+    """Orders the ledger into its balance chain and reports every continuity break.
+
+    `tolerance` (Decimal, default zero) is the largest difference that is not a break, as in
+    Beancount's balance assertions. Entries sharing a createdAt are ordered by their balances; the
+    row order of `ledger` never changes the result.
+    """
+    tol = decimal_to_micros(Decimal(tolerance))
+    if tol < 0:
+        raise ValueError("tolerance must not be negative")
+    signed = with_signed_amount(ledger, convention, rules).with_columns(
+        balance_after=pl.col("balance_after").cast(MONEY)
+    )
+    chain = (
+        signed.select(
+            "account",
+            "created_at",
+            "entry_id",
+            __row=pl.int_range(pl.len(), dtype=pl.UInt32 if signed.height < 2**32 else pl.UInt64),
+            __after=to_micros(pl.col("balance_after")),
+            __amount=to_micros(pl.col("signed_amount")),
+        )
+        .with_columns(__before=pl.col("__after") - pl.col("__amount"))
+        .drop("__amount")
+        .sort(_SORT_KEYS, descending=_SORT_DESCENDING)
+        .with_columns(_group_columns())
+    )
+    searched: set[int] = set()
+    ambiguous: set[int] = set()
+    # A reordered group may end elsewhere and expose its neighbour, hence a few passes.
+    for _ in range(_MAX_PASSES):
+        chain = chain.with_columns(_candidate_column(tol))
+        pending = _groups_touching_candidates(chain) - searched
+        if not pending:
+            break
+        order = _search_groups(chain, pending, tol, exhaustive_limit, ambiguous)
+        searched |= pending
+        # Positional columns are recomputed: the permutation moved rows within their groups.
+        chain = chain[order].with_columns(_group_columns())
+    else:
+        chain = chain.with_columns(_candidate_column(tol))
+    ordered = _ordered_ledger(signed, chain)
+    breaks = _continuity_breaks(chain, ambiguous)
+    return Reconciliation(
+        ordered=ordered,
+        breaks=breaks,
+        tolerance=Decimal(tolerance),
+        convention=convention,
+        searched_groups=len(searched),
+        ambiguous_groups=len(ambiguous),
+    )
+
+
+def _group_columns() -> list[pl.Expr]:
+    """Tie-group id (consecutive rows of one account and createdAt) and whether it has 2+ rows."""
+    same_account = pl.col("account") == pl.col("account").shift(1)
+    same_group = same_account & (pl.col("created_at") == pl.col("created_at").shift(1))
+    return [
+        same_account.fill_null(False).alias("__same_account"),
+        (~same_group.fill_null(False)).cum_sum().alias("__group"),
+        same_group.fill_null(False).alias("__same_group"),
+    ]
+
+
+def _candidate_column(tol: int) -> pl.Expr:
+    gap = pl.col("__before") - pl.col("__after").shift(1)
+    return (pl.col("__same_account") & (gap.abs() > tol)).fill_null(False).alias("__break")
+
+
+def _groups_touching_candidates(chain: pl.DataFrame) -> set[int]:
+    """Tie groups (2+ rows) containing a candidate break or the entry just before one."""
+    in_tie = pl.col("__same_group") | pl.col("__same_group").shift(-1).fill_null(False)
+    marked = chain.select(
+        __group=pl.col("__group"),
+        __prev_group=pl.col("__group").shift(1),
+        __tie=in_tie,
+        __prev_tie=in_tie.shift(1).fill_null(False),
+        __break=pl.col("__break"),
+    ).filter(pl.col("__break"))
+    if marked.height == 0:
+        return set()
+    here = marked.filter(pl.col("__tie"))["__group"].to_list()
+    before = marked.filter(pl.col("__prev_tie"))["__prev_group"].to_list()
+    return set(here) | set(before)
+
+
+def _search_groups(
+    chain: pl.DataFrame, pending: set[int], tol: int, exhaustive_limit: int, ambiguous: set[int]
+) -> pl.Series:
+    """Runs the tie search on `pending` groups; returns the row permutation that applies it."""
+    wanted = pl.Series(sorted({g + d for g in pending for d in (-1, 0, 1)}), dtype=pl.UInt32)
+    rows = (
+        chain.with_row_index("__position")
+        .filter(pl.col("__group").cast(pl.UInt32).is_in(wanted))
+        .select("__position", "__group", "account", "__before", "__after")
+    )
+    positions: dict[int, list[int]] = {}
+    edges: dict[int, list[tuple[int, int]]] = {}
+    accounts: dict[int, str] = {}
+    for position, group, account, before, after in rows.iter_rows():
+        positions.setdefault(group, []).append(position)
+        edges.setdefault(group, []).append((before, after))
+        accounts[group] = account
+    chosen_end: dict[int, int] = {}
+    slots: list[int] = []
+    sources: list[int] = []
+    for group in sorted(pending):
+        account = accounts[group]
+        start: int | None = None
+        if accounts.get(group - 1) == account:
+            start = chosen_end.get(group - 1, edges[group - 1][-1][1])
+        ends: list[int] | None = None
+        if accounts.get(group + 1) == account:
+            following = edges[group + 1]
+            ends = _likely_starts(following) if group + 1 in pending else [following[0][0]]
+        resolution = resolve_tie_group(edges[group], start, ends, tol, exhaustive_limit)
+        if resolution.ambiguous:
+            ambiguous.add(group)
+        group_positions = positions[group]
+        slots.extend(group_positions)
+        sources.extend(group_positions[i] for i in resolution.order)
+        chosen_end[group] = edges[group][resolution.order[-1]][1]
+    permutation = pl.int_range(chain.height, dtype=pl.Int64, eager=True)
+    if slots:
+        permutation = permutation.scatter(slots, sources)
+    return permutation
+
+
+def _likely_starts(edges: list[tuple[int, int]]) -> list[int]:
+    """Balances a not-yet-ordered next group can start from without a break."""
+    excess: dict[int, int] = {}
+    for before, after in edges:
+        excess[before] = excess.get(before, 0) + 1
+        excess[after] = excess.get(after, 0) - 1
+    surplus = sorted(v for v, e in excess.items() if e > 0)
+    return surplus or sorted({before for before, _ in edges})
+
+
+def _ordered_ledger(signed: pl.DataFrame, chain: pl.DataFrame) -> pl.DataFrame:
+    start_of_account = pl.when(~pl.col("__same_account")).then(pl.int_range(pl.len()))
+    positions = chain.select(
+        "__row",
+        balance_before=from_micros(pl.col("__before")),
+        chain_position=(pl.int_range(pl.len()) - start_of_account.forward_fill() + 1).cast(
+            pl.Int64
+        ),
+    )
+    ordered = signed[positions["__row"]]
+    return ordered.with_columns(
+        positions["balance_before"].alias("balance_before"),
+        positions["chain_position"].alias("chain_position"),
+    )
+
+
+def _continuity_breaks(chain: pl.DataFrame, ambiguous: set[int]) -> pl.DataFrame:
+    if not chain.height:
+        return empty_breaks()
+    flagged = pl.Series(sorted(ambiguous), dtype=chain["__group"].dtype)
+    rows = chain.select(
+        "account",
+        "__break",
+        break_start=pl.col("created_at").shift(1),
+        break_end=pl.col("created_at"),
+        expected=pl.col("__after").shift(1),
+        observed=pl.col("__before"),
+        before_entry_id=pl.col("entry_id").shift(1),
+        after_entry_id=pl.col("entry_id"),
+        ambiguous=pl.col("__group").is_in(flagged) | pl.col("__group").shift(1).is_in(flagged),
+    ).filter(pl.col("__break"))
+    found = rows.select(
+        "account",
+        "break_start",
+        "break_end",
+        "before_entry_id",
+        "after_entry_id",
+        "ambiguous",
+        kind=pl.lit("continuity"),
+        expected_balance=from_micros(pl.col("expected")),
+        observed_balance=from_micros(pl.col("observed")),
+        gap=from_micros(pl.col("observed") - pl.col("expected")),
+    ).with_columns(detail=continuity_detail())
+    return conform_breaks(found)
