@@ -92,3 +92,13 @@ def describe_validation_error(exc: ValueError) -> str:
         var = ENV.get(field, field)
         parts.append(f"{var}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)
+
+
+def options_from_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The non-secret API settings present in the environment, for the Dagster resource."""
+    env = dict(os.environ if env is None else env)
+    return {
+        field: env[var].strip()
+        for field, var in ENV.items()
+        if field not in {"api_key", "base_url"} and env.get(var, "").strip()
+    }

@@ -129,7 +129,6 @@ class Warehouse:
                         f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
                         f"quarantined ({quarantined}); nothing was written"
                     )
-                duration = time.monotonic() - started
                 con.execute(
                     "INSERT INTO sync_runs VALUES "
                     "(?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

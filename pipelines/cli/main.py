@@ -1,0 +1,63 @@
+"""The `creditlens` command."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+
+from pipelines.cli.errors import clear_errors
+from simulator.cli import simulate
+
+app = typer.Typer(
+    name="creditlens",
+    help="Billing and consumption analytics for the conversational-agent platform.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def sync(
+    since: Annotated[
+        str | None,
+        typer.Option(help="First UTC day to sync (default: last synced day minus the lookback)."),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Last UTC day to sync (default: today).")
+    ] = None,
+) -> None:
+    """Sync the ledger and the billing snapshots into CREDITLENS_WAREHOUSE."""
+    with clear_errors():
+        from pipelines.cli.sync_command import run_sync, summary_lines
+        from pipelines.settings import Settings
+
+        report = run_sync(Settings.from_env(), since, until)
+        for line in summary_lines(report):
+            typer.echo(line)
+
+
+@app.command()
+def demo(
+    directory: Annotated[
+        str, typer.Option("--dir", help="Where the demo writes its warehouse and reports.")
+    ] = "creditlens-demo",
+    seed: Annotated[int, typer.Option(help="Seed of the simulated company.")] = 0,
+) -> None:
+    """Start the simulator in-process, sync its whole history, and show where everything is."""
+    with clear_errors():
+        from pipelines.cli.demo_command import run_demo
+
+        run_demo(directory, seed)
+
+
+app.command("simulate", help="Serve the platform API simulator (billing endpoints) on loopback.")(
+    simulate
+)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()

@@ -1,0 +1,52 @@
+"""Progress of a sync: a rich bar on a terminal, plain lines otherwise (CI logs, pipes)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from pipelines import progress
+
+
+@contextmanager
+def sync_progress(stream: Any = None) -> Iterator[None]:
+    stream = stream or sys.stderr
+    if stream.isatty():
+        console = Console(file=stream)
+        bar = Progress(
+            TextColumn("[bold]ledger[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("entries"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        task = bar.add_task("", total=None)
+
+        def on_event(event: str, data: dict[str, Any]) -> None:
+            if event == "ledger.start":
+                bar.update(task, description=f"{data['first']}..{data['last']}")
+            elif event == "ledger.page":
+                bar.update(task, advance=data["entries"], description=data["window"])
+
+        with bar, progress.listening(on_event):
+            yield
+        return
+
+    last_window: list[str] = []
+
+    def on_plain(event: str, data: dict[str, Any]) -> None:
+        if event == "ledger.start":
+            print(f"ledger: reading {data['first']}..{data['last']}", file=stream, flush=True)
+        elif event == "ledger.page" and (not last_window or last_window[-1] != data["window"]):
+            last_window.append(data["window"])
+            print(f"ledger: window {data['window']}", file=stream, flush=True)
+
+    with progress.listening(on_plain):
+        yield

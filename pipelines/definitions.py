@@ -1,0 +1,60 @@
+"""The Dagster code location: every domain's assets, checks, jobs and schedules, merged.
+
+``dagster dev -w workspace.yaml`` loads ``defs``; ``creditlens sync`` runs the same definitions
+in-process, so the CLI and the UI cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dagster import Definitions, EnvVar
+
+from pipelines.api.settings import options_from_env
+from pipelines.ledger.assets import build_ledger_asset
+from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
+from pipelines.ledger.partitions import ledger_partitions
+from pipelines.ledger.schedules import build_ledger_job, build_ledger_schedule
+from pipelines.resources import PlatformApiResource, WarehouseResource
+from pipelines.settings import Settings
+from pipelines.snapshots.assets import SNAPSHOT_ASSETS
+from pipelines.snapshots.schedules import daily_snapshots, snapshot_job
+
+
+def build_resources(settings: Settings) -> dict[str, object]:
+    options = options_from_env()
+    api = PlatformApiResource(
+        base_url=EnvVar("CREDITLENS_BASE_URL"),
+        api_key=EnvVar("CREDITLENS_API_KEY"),
+        account=settings.account,
+        sign_convention=settings.sign_convention,
+        summary_balance_field=settings.summary_balance_field,
+        snapshot_fields_json=json.dumps(settings.snapshot_fields),
+        **{k: v for k, v in options.items()},  # type: ignore[arg-type]
+    )
+    warehouse = WarehouseResource(
+        path=str(settings.warehouse),
+        analyst_copy=str(settings.analyst_copy or ""),
+        staging_dir=str(settings.staging_dir or ""),
+    )
+    return {"platform_api": api, "warehouse": warehouse}
+
+
+def build_definitions(settings: Settings | None = None) -> Definitions:
+    settings = settings or Settings.from_env()
+    partitions = ledger_partitions(settings.ledger_start)
+    ledger_asset = build_ledger_asset(partitions)
+    ledger_job = build_ledger_job(partitions)
+    return Definitions(
+        assets=[ledger_asset, *SNAPSHOT_ASSETS],
+        asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
+        jobs=[ledger_job, snapshot_job],
+        schedules=[
+            build_ledger_schedule(ledger_job, partitions, settings.lookback_days),
+            daily_snapshots,
+        ],
+        resources=build_resources(settings),
+    )
+
+
+defs = build_definitions()

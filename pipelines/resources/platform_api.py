@@ -1,0 +1,49 @@
+"""The platform API as a Dagster resource: one company, one key, one account name.
+
+The key comes from ``EnvVar("CREDITLENS_API_KEY")``: Dagster shows the variable's name, never its
+value, in the UI and the event log.
+"""
+
+
+import json
+
+from dagster import ConfigurableResource
+from pydantic import Field, SecretStr
+
+from pipelines.api.client import PlatformClient
+from pipelines.api.settings import ApiSettings
+
+
+class PlatformApiResource(ConfigurableResource):
+    base_url: str = Field(description="Base URL of the platform API (CREDITLENS_BASE_URL).")
+    api_key: str = Field(description="The company's API key (CREDITLENS_API_KEY).")
+    account: str = Field(default="default", description="Account name stamped on every row.")
+    range_start_param: str = "startDate"
+    range_end_param: str = "endDate"
+    range_format: str = Field(default="date", description="date or datetime.")
+    sign_convention: str = Field(default="signed", description="signed, unsigned or infer.")
+    timeout_s: float = 30.0
+    max_retries: int = 6
+    concurrency: int = 4
+    summary_balance_field: str = "balance"
+    snapshot_fields_json: str = Field(
+        default="{}", description="JSON object mapping e.g. consumption.balance to a wire name."
+    )
+
+    def api_settings(self) -> ApiSettings:
+        return ApiSettings(
+            base_url=self.base_url,
+            api_key=SecretStr(self.api_key),
+            range_start_param=self.range_start_param,
+            range_end_param=self.range_end_param,
+            range_format=self.range_format,  # type: ignore[arg-type]
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency,
+        )
+
+    def client(self) -> PlatformClient:
+        return PlatformClient(self.api_settings())
+
+    def snapshot_fields(self) -> dict[str, str]:
+        return dict(json.loads(self.snapshot_fields_json or "{}"))
