@@ -129,7 +129,7 @@ def _exposure_findings(
         )
     if status is KeyStatus.ACTIVE and flagged:
         severity = Severity.CRITICAL if billing_readable else Severity.MEDIUM
-        reads = _data(billing_readable) if billing_readable else "its campaigns"
+        reads = _data(billing_readable) if billing_readable else "the campaigns"
         out.append(
             ctx.finding(
                 rules.CLIENT_SIDE_OR_PUBLIC,
@@ -218,7 +218,8 @@ def _unavailable(entry: KeyEntry, reason: str) -> str:
 
 
 def _data(endpoint_names: Sequence[str]) -> str:
-    return ", ".join(f"{BY_NAME[n].data} ({BY_NAME[n].path})" for n in endpoint_names)
+    items = [BY_NAME[n].data for n in endpoint_names]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _names(places: Sequence[object]) -> str:

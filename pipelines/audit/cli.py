@@ -142,7 +142,7 @@ def render(report: AuditReport, console: Console) -> None:
     if report.scan.roots:
         stats = report.scan
         console.print(
-            f"scanned {stats.files_scanned} files; skipped {stats.skipped_binary} binary, "
+            f"scanned {stats.files_scanned} file(s); skipped {stats.skipped_binary} binary, "
             f"{stats.skipped_large} over {stats.max_file_bytes} bytes, "
             f"{stats.skipped_unreadable} unreadable",
             highlight=False,

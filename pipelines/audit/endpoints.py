@@ -32,10 +32,10 @@ class Endpoint:
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("campaign", "/Campaign", CAMPAIGNS, "campaigns"),
-    Endpoint("consumption", "/Consumption", BILLING, "credit balance and usage"),
-    Endpoint("breakdown", "/Consumption/breakdown", BILLING, "consumption breakdown"),
-    Endpoint("subscription", "/Subscription", BILLING, "subscription contract"),
-    Endpoint("transactions", "/Consumption/transactions", BILLING, "credit ledger"),
+    Endpoint("campaign", "/Campaign", CAMPAIGNS, "the campaigns"),
+    Endpoint("consumption", "/Consumption", BILLING, "the credit balance"),
+    Endpoint("breakdown", "/Consumption/breakdown", BILLING, "the consumption breakdown"),
+    Endpoint("subscription", "/Subscription", BILLING, "the subscription contract"),
+    Endpoint("transactions", "/Consumption/transactions", BILLING, "the whole credit ledger"),
 )
 BY_NAME = {e.name: e for e in ENDPOINTS}

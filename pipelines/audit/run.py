@@ -21,7 +21,13 @@ from pipelines.api.settings import ENV
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.fingerprint import fingerprint, last4, load_secret
-from pipelines.audit.inventory import KeyEntry, KeyUnavailable, load_inventory, resolve_key
+from pipelines.audit.inventory import (
+    KeyEntry,
+    KeyUnavailable,
+    Place,
+    load_inventory,
+    resolve_key,
+)
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
 from pipelines.audit.redact import Redactor, needles
 from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
@@ -95,8 +101,13 @@ def run_audit(
     if roots:
         raw_hits, scan_stats = scan(roots, {n: needles(k) for n, k in keys.items()}, max_file_bytes)
         base_dir = inventory.path.parent
+        # The spec gives a company one key, so several entries may hold the same key: a copy
+        # is accounted for when any of them lists the place.
+        places: dict[str, list[Place]] = {}
+        for entry in inventory.keys:
+            if entry.name in keys:
+                places.setdefault(keys[entry.name], []).extend(entry.places)
         for raw in raw_hits:
-            entry = inventory.entries_by_name[raw.key]
             fp, tail = ids[raw.key]
             hits_by_key.setdefault(raw.key, []).append(
                 ScanHit(
@@ -107,7 +118,7 @@ def run_audit(
                     line=raw.line,
                     column=raw.column,
                     encoding=raw.encoding,
-                    listed=any(place_covers(p, raw.path, base_dir) for p in entry.places),
+                    listed=any(place_covers(p, raw.path, base_dir) for p in places[keys[raw.key]]),
                 )
             )
 

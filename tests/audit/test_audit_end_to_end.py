@@ -107,7 +107,7 @@ def test_cli_exit_codes_outputs_and_no_key_anywhere(
     assert result.exit_code == 1, result.output
     for key in estate["keys"]:
         assert fingerprint(key, SECRET) in result.output
-    assert "CLA001" in result.output and "scanned 4 files" in result.output
+    assert "CLA001" in result.output and "scanned 4 file(s)" in result.output
     sarif = json.loads(sarif_out.read_text())
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"CLA001", "CLA003"}
     report = json.loads(json_out.read_text())
@@ -144,3 +144,21 @@ def test_a_clean_estate_exits_0(tmp_path: Path, sim: Simulator, server: ServerHa
     env = {"K": sim.key_for("acme"), SECRET_ENV: "s"}
     args = ["--inventory", str(inventory), "--base-url", server.url]
     assert CliRunner().invoke(command(), args, env=env).exit_code == 0
+
+
+def test_a_copy_listed_by_another_entry_of_the_same_key_is_accounted_for(
+    tmp_path: Path, sim: Simulator, server: ServerHandle
+) -> None:
+    key = sim.key_for("acme")
+    (tmp_path / "sync").mkdir()
+    (tmp_path / "sync" / ".env").write_text(f"CREDITLENS_API_KEY={key}\n")
+    inventory = write_inventory(
+        tmp_path,
+        key_block("sync", "A", "full", ("./sync", "server")),
+        key_block("reports", "B", "full", ("reporting cron", "server")),
+    )
+    report = run_audit(
+        inventory, [tmp_path / "sync"], base_url=server.url, secret=SECRET, env={"A": key, "B": key}
+    )
+    assert [h.listed for h in report.scan_hits] == [True, True]
+    assert report.findings == []
