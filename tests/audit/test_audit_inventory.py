@@ -154,3 +154,13 @@ def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
         load_inventory(write(tmp_path, "keys.json", "{}"))
     with pytest.raises(InventoryError, match="cannot read the inventory"):
         load_inventory(tmp_path / "absent.toml")
+
+
+def test_the_documented_examples_load(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "audit.md").read_text()
+    toml_example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    yaml_example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    toml_inv = load_inventory(write(tmp_path, "keys.toml", toml_example))
+    assert [k.name for k in toml_inv.keys] == ["nightly-sync", "web-widget"]
+    assert toml_inv.keys[1].flagged_places
+    assert load_inventory(write(tmp_path, "keys.yaml", yaml_example)).keys[0].env == "WIDGET_KEY"
