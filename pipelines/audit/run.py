@@ -86,7 +86,7 @@ def run_audit(
         results = probe_key(settings, redactor, day)
         log.info(
             "audited key %s (%s): %s",
-            entry.name,
+            redactor.scrub(entry.name),
             fingerprint(keys[entry.name], secret),
             ", ".join(f"{r.endpoint}={r.outcome.value}" for r in results),
         )

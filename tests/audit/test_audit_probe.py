@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.api.errors import ConfigurationError
 from pipelines.audit import KeyStatus, Outcome, Severity, exit_code, run_audit, to_json
 from pipelines.audit.report import KeyResult
 from simulator import Fault, Scenario, ServerHandle, Simulator, serve
@@ -177,3 +178,31 @@ def test_range_parameters_follow_the_settings(tmp_path: Path) -> None:
         transactions = default.endpoints[-1]
         # A 400 for our own parameters says nothing about the key.
         assert transactions.outcome is Outcome.UNKNOWN and transactions.http_status == 400
+
+
+def test_a_key_that_cannot_be_read_is_reported_not_probed(
+    tmp_path: Path, server: ServerHandle
+) -> None:
+    inventory = write_inventory(tmp_path, key_block("k", "MISSING", "campaigns", ("svc", "server")))
+    report = run_audit(inventory, base_url=server.url, secret=SECRET, env={})
+    (key,) = report.keys
+    assert key.status is KeyStatus.UNKNOWN and key.fingerprint is None
+    assert [f.rule_id for f in key.findings] == ["CLA006"]
+    assert "MISSING is not set" in key.findings[0].message
+    assert {e.outcome for e in key.endpoints} == {Outcome.UNKNOWN}
+    assert report.rows()[0]["fingerprint"] is None
+
+
+def test_bad_settings_stop_the_run_before_any_request(tmp_path: Path, server: ServerHandle) -> None:
+    inventory = write_inventory(tmp_path, key_block("k", "K", "campaigns"))
+    for overrides in ({"timeout_s": -1}, {"api_key": "x"}):
+        with pytest.raises(ConfigurationError):
+            run_audit(
+                inventory,
+                base_url=server.url,
+                secret=SECRET,
+                env={"K": "k"},
+                api_settings_overrides=overrides,
+            )
+    with pytest.raises(ConfigurationError, match="no base URL"):
+        run_audit(inventory, secret=SECRET, env={"K": "k"})
