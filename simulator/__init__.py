@@ -1,0 +1,48 @@
+"""creditlens's own seeded simulation of the platform's billing API (see README.md).
+
+Never imports from pipelines/ or transforms/: it reads the spec independently, so a misreading
+on either side shows up as a failing test.
+"""
+
+from simulator.clock import Clock
+from simulator.core import Simulator
+from simulator.faults import FAULT_KINDS, Fault, Faults
+from simulator.keys import ApiKey, CompanyInfo, fingerprint
+from simulator.scenario import (
+    BreakdownMismatchSpec,
+    CompanySpec,
+    FaultSpec,
+    HiddenMovementSpec,
+    KeySpec,
+    PlanSpec,
+    Scenario,
+    SchemaDrift,
+    SubscriptionChange,
+)
+from simulator.server import ServerHandle, serve
+from simulator.truth import BreakdownMismatch, GroundTruth, HiddenMovement
+
+__all__ = [
+    "FAULT_KINDS",
+    "ApiKey",
+    "BreakdownMismatch",
+    "BreakdownMismatchSpec",
+    "Clock",
+    "CompanyInfo",
+    "CompanySpec",
+    "Fault",
+    "FaultSpec",
+    "Faults",
+    "GroundTruth",
+    "HiddenMovement",
+    "HiddenMovementSpec",
+    "KeySpec",
+    "PlanSpec",
+    "Scenario",
+    "SchemaDrift",
+    "ServerHandle",
+    "Simulator",
+    "SubscriptionChange",
+    "fingerprint",
+    "serve",
+]

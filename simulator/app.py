@@ -1,0 +1,250 @@
+"""The ASGI app: five read endpoints behind X-Api-Key, /openapi.json, and fault injection.
+
+Endpoints are raw ASGI callables under Starlette's router: the ledger is the hot path and answers
+with bytes joined from pre-serialized entries, without building a Request object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from simulator.faults import Fault
+from simulator.keys import ApiKey
+from simulator.problems import problem
+from simulator.ranges import QueryError, parse_ledger_query
+from simulator.wire import dumps
+
+if TYPE_CHECKING:
+    from simulator.core import Simulator
+
+TRANSACTIONS = "/Consumption/transactions"
+CONSUMPTION = "/Consumption"
+BREAKDOWN = "/Consumption/breakdown"
+SUBSCRIPTION = "/Subscription"
+CAMPAIGN = "/Campaign"
+OPENAPI = "/openapi.json"
+
+ABORT_EXTENSION = "creditlens.abort"
+_JSON_HEADER = (b"content-type", b"application/json")
+
+
+class Call:
+    """What a handler needs from a request: its query and its key header."""
+
+    __slots__ = ("query", "secret")
+
+    def __init__(self, scope: Scope) -> None:
+        self.query = parse_query(scope["query_string"])
+        self.secret: str | None = None
+        for name, value in scope["headers"]:
+            if name == b"x-api-key":
+                self.secret = value.decode("latin-1")
+                break
+
+
+Handler = Callable[[Call], Response | bytes]
+
+
+def parse_query(raw: bytes) -> dict[str, str]:
+    """Like parse_qsl(keep_blank_values=True) (the last value of a name wins), but only
+    percent-decodes the parts that need it: this runs on every ledger page."""
+    query: dict[str, str] = {}
+    if not raw:
+        return query
+    for part in raw.decode("latin-1").split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        if "%" in part or "+" in part:
+            name, value = unquote_plus(name), unquote_plus(value)
+        query[name] = value
+    return query
+
+
+class ConnectionReset(Response):
+    """Closes the connection without answering (needs `simulator.server`'s protocol)."""
+
+    def __init__(self) -> None:
+        super().__init__(b"")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        abort = scope.get("extensions", {}).get(ABORT_EXTENSION)
+        if abort is None:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            raise ConnectionAbortedError("simulated connection reset")
+        abort()
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+def _authorize(sim: Simulator, call: Call, path: str, billing: bool) -> ApiKey | Response:
+    if not call.secret:
+        return problem(401, "The X-Api-Key header is missing.", path)
+    key = sim.authenticate(call.secret)
+    if key is None:
+        return problem(401, "The API key is unknown.", path)
+    if key.revoked:
+        return problem(401, "The API key has been revoked.", path)
+    if billing and key.scope != "full":
+        return problem(
+            403, "This API key is restricted to campaigns; billing data is not available.", path
+        )
+    return key
+
+
+def _as_response(result: Response | bytes) -> Response:
+    if isinstance(result, bytes):
+        return Response(result, media_type="application/json")
+    return result
+
+
+def _fault_body(fault: Fault) -> bytes:
+    if isinstance(fault.body, bytes):
+        return fault.body
+    if isinstance(fault.body, str):
+        return fault.body.encode()
+    return dumps(fault.body)
+
+
+async def _client_left_within(receive: Receive, seconds: float) -> bool:
+    """Waits up to `seconds`, returning early (True) when the client hangs up."""
+
+    async def until_disconnect() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    try:
+        await asyncio.wait_for(until_disconnect(), timeout=seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _faulted(
+    sim: Simulator, fault: Fault, call: Call, receive: Receive, path: str, handler: Handler
+) -> Response:
+    kind = fault.kind
+    if kind == "429":
+        return problem(
+            429,
+            f"Rate limit exceeded; retry after {fault.retry_after} seconds.",
+            path,
+            headers={"Retry-After": str(fault.retry_after)},
+        )
+    if kind in ("500", "502", "503"):
+        headers = {"Retry-After": str(fault.retry_after)} if kind == "503" else None
+        return problem(int(kind), "The service failed to answer; try again.", path, headers)
+    if kind == "reset":
+        return ConnectionReset()
+    if kind == "body":
+        return Response(_fault_body(fault), status_code=fault.status, media_type=fault.content_type)
+    if kind == "timeout":
+        if await _client_left_within(receive, fault.delay):
+            return Response(b"", status_code=499)  # nobody is listening any more
+        return _as_response(handler(call))
+    if kind == "drift":
+        key = _authorize(sim, call, path, billing=True)
+        if isinstance(key, ApiKey):
+            sim.add_entries_now(key.company, fault.drift_entries)
+        return _as_response(handler(call))
+    response = _as_response(handler(call))
+    body = bytes(response.body)
+    if kind == "truncated":
+        body = body[: len(body) // 2]
+    else:  # malformed
+        middle = len(body) // 2
+        body = body[:middle] + b"}{,]" + body[middle:]
+    return Response(
+        body, status_code=response.status_code, media_type=response.headers["content-type"]
+    )
+
+
+class Endpoint:
+    """A raw ASGI endpoint: faults first, then the handler; bytes go out without a Response."""
+
+    def __init__(self, sim: Simulator, path: str, handler: Handler, faulty: bool = True) -> None:
+        self.sim = sim
+        self.path = path
+        self.handler = handler
+        self.faulty = faulty
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        call = Call(scope)
+        fault = self.sim.faults.pick(self.path, call.query) if self.faulty else None
+        if fault is not None:
+            response = await _faulted(self.sim, fault, call, receive, self.path, self.handler)
+            await response(scope, receive, send)
+            return
+        result = self.handler(call)
+        if isinstance(result, bytes):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [_JSON_HEADER, (b"content-length", str(len(result)).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": result})
+            return
+        await result(scope, receive, send)
+
+
+def build_app(sim: Simulator) -> Starlette:
+    scenario = sim.scenario
+    names = scenario.range_params
+    range_format = scenario.range_format
+
+    def transactions(call: Call) -> Response | bytes:
+        key = _authorize(sim, call, TRANSACTIONS, billing=True)
+        if not isinstance(key, ApiKey):
+            return key
+        try:
+            query = parse_ledger_query(call.query, names, range_format)
+        except QueryError as error:
+            return problem(400, error.detail, TRANSACTIONS, errors=error.errors)
+        return sim.ledger_page(key.company, query)
+
+    def snapshot(path: str, read: Callable[[str], Any], billing: bool) -> Handler:
+        def handler(call: Call) -> Response | bytes:
+            key = _authorize(sim, call, path, billing=billing)
+            if not isinstance(key, ApiKey):
+                return key
+            return dumps(read(key.company))
+
+        return handler
+
+    def openapi(call: Call) -> bytes:
+        return sim.openapi_bytes
+
+    def route(path: str, handler: Handler, faulty: bool = True) -> Route:
+        return Route(path, Endpoint(sim, path, handler, faulty), methods=["GET"])
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        headers: Mapping[str, str] | None = exc.headers
+        return problem(exc.status_code, str(exc.detail), request.url.path, dict(headers or {}))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return problem(500, "Unexpected error.", request.url.path)
+
+    return Starlette(
+        routes=[
+            route(TRANSACTIONS, transactions),
+            route(BREAKDOWN, snapshot(BREAKDOWN, sim.breakdown, billing=True)),
+            route(CONSUMPTION, snapshot(CONSUMPTION, sim.consumption, billing=True)),
+            route(SUBSCRIPTION, snapshot(SUBSCRIPTION, sim.subscription, billing=True)),
+            route(CAMPAIGN, snapshot(CAMPAIGN, sim.campaigns, billing=False)),
+            route(OPENAPI, openapi, faulty=False),  # clients load it once to learn the wire,
+        ],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+    )

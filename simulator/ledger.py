@@ -1,0 +1,248 @@
+"""One company's ledger as stored: parallel arrays sorted by createdAt, plus each entry's bytes.
+
+Balances are settled here in chronological order, integer units, so `balanceAfter` is exact and
+continuous except where a hidden movement is injected. Hidden movements are resolved to a position
+(after entry `position`) while generating, so a later clock only appends.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simulator.days import Planned, day_rng, plan_day
+from simulator.money import SCALE, decimal_to_units
+from simulator.profile import CompanyProfile
+from simulator.scenario import CompanySpec, HiddenMovementSpec
+from simulator.timefmt import MS_PER_DAY
+from simulator.wire import EntryEncoder
+
+_TOPUP_PACK = 500 * SCALE
+
+
+@dataclass
+class Movement:
+    """A resolved hidden movement: it happens after entry `position`, at `time_ms`."""
+
+    position: int
+    amount: int
+    time_ms: int
+
+
+@dataclass
+class PendingMovement:
+    amount: int
+    after_index: int | None = None
+    after_ms: int | None = None
+    tie_group: int | None = None
+
+
+def pending_from_spec(
+    spec: HiddenMovementSpec, initial_now_ms: int, initial_day: int, to_ms: Callable
+) -> PendingMovement:
+    amount = decimal_to_units(spec.amount)
+    if spec.after_index is not None:
+        return PendingMovement(amount, after_index=spec.after_index)
+    if spec.tie_group is not None:
+        return PendingMovement(amount, tie_group=spec.tie_group)
+    if spec.at is not None:
+        return PendingMovement(amount, after_ms=to_ms(spec.at))
+    if spec.after_day is not None:
+        from simulator.timefmt import day_number
+
+        return PendingMovement(amount, after_ms=(day_number(spec.after_day) + 1) * MS_PER_DAY - 1)
+    if spec.day_boundary_days_ago is not None:
+        day = initial_day - spec.day_boundary_days_ago
+        return PendingMovement(amount, after_ms=(day + 1) * MS_PER_DAY - 1)
+    return PendingMovement(amount, after_ms=initial_now_ms)
+
+
+class CompanyLedger:
+    def __init__(
+        self,
+        seed: int,
+        spec: CompanySpec,
+        profile: CompanyProfile,
+        encode: EntryEncoder,
+        unsigned: bool,
+        first_day: int,
+        opening: int,
+        grant_for_day: Callable[[int], int | None],
+        threshold_for_day: Callable[[int], int],
+        pending: list[PendingMovement],
+    ) -> None:
+        self.seed = seed
+        self.spec = spec
+        self.profile = profile
+        self.encode = encode
+        self.unsigned = unsigned
+        self.first_day = first_day
+        self.opening = opening
+        self._grant_for_day = grant_for_day
+        self._threshold_for_day = threshold_for_day
+        self.pending = pending
+        self.movements: list[Movement] = []
+        self.ts = array("q")
+        self.amount = array("q")
+        self.balance = array("q")
+        self.meta: list[tuple[str, str | None, bool, str | None, str | None, str | None]] = []
+        self.blobs: list[bytes] = []
+        self.running = opening
+        self.next_day = first_day
+        self.tie_groups = 0
+        self.version = 0
+
+    # generation -------------------------------------------------------------------------
+
+    def extend_through(self, last_day: int) -> None:
+        """Generates every day up to and including `last_day` (UTC day number)."""
+        while self.next_day <= last_day:
+            day = self.next_day
+            rng = day_rng(self.seed, self.spec.name, day)
+            planned = plan_day(rng, day, self.spec, self.profile, self._grant_for_day(day))
+            self._settle_day(rng, planned, self._threshold_for_day(day))
+            self.next_day += 1
+        self.version += 1
+
+    def _settle_day(self, rng: random.Random, planned: list[Planned], threshold: int) -> None:
+        """Balances a day's plan in order; top-ups follow debits that leave the balance low."""
+        times = self.ts
+        amounts = self.amount
+        balances = self.balance
+        metas = self.meta
+        blobs = self.blobs
+        encode = self.encode
+        unsigned = self.unsigned
+        running = self.running
+        count = len(planned)
+        index = 0
+        topup: Planned | None = None
+        while index < count or topup is not None:
+            if topup is not None:
+                p, topup = topup, None
+            else:
+                p = planned[index]
+                index += 1
+            ts, type_, amount, description, channel, agent, campaign, fraction = p
+            if fraction is not None:
+                if running <= 0:
+                    continue
+                amount = -int(running * fraction)
+                if amount == 0:
+                    continue
+            i = len(times)
+            if i and times[i - 1] == ts and (i < 2 or times[i - 2] != ts):
+                self.tie_groups += 1
+                if self.pending:
+                    self.running = running
+                    self._resolve(i, ts, self.tie_groups - 1)
+                    running = self.running
+            elif self.pending:
+                self.running = running
+                self._resolve(i, ts, None)
+                running = self.running
+            running += amount
+            if unsigned and type_ == "Adjustment":
+                type_ = "AdjustmentDebit" if amount < 0 else "AdjustmentCredit"
+            has_description = description != ""
+            times.append(ts)
+            amounts.append(amount)
+            balances.append(running)
+            metas.append((type_, description, has_description, channel, agent, campaign))
+            blobs.append(
+                encode(
+                    ts,
+                    type_,
+                    amount,
+                    description,
+                    has_description,
+                    channel,
+                    agent,
+                    campaign,
+                    running,
+                )
+            )
+            if amount < 0 and running < threshold:
+                nxt = planned[index][0] if index < count else ts + 90_000
+                at = ts + min(nxt - ts, 1_000 + int(rng.random() * 89_000))
+                top_up = math.ceil((3 * threshold - running) / _TOPUP_PACK) * _TOPUP_PACK
+                topup = (at, "TopUp", top_up, "Credit top-up", None, None, None, None)
+        self.running = running
+
+    def _resolve(self, i: int, ts: int, new_tie: int | None) -> None:
+        """Applies the pending movements that happen just before entry i."""
+        keep = []
+        for m in self.pending:
+            hit = (
+                (m.after_index is not None and m.after_index == i - 1)
+                or (m.after_ms is not None and ts > m.after_ms)
+                or (m.tie_group is not None and m.tie_group == new_tie)
+            )
+            if hit:
+                time_ms = m.after_ms if m.after_ms is not None else self.ts[i - 1]
+                self.movements.append(Movement(i - 1, m.amount, time_ms))
+                self.running += m.amount
+            else:
+                keep.append(m)
+        self.pending = keep
+
+    # reading ----------------------------------------------------------------------------
+
+    def served_count(self, now_ms: int) -> int:
+        return bisect_right(self.ts, now_ms)
+
+    def tail_movements(self, k: int, now_ms: int) -> int:
+        """Sum of hidden movements after entry k-1 that have happened by now."""
+        total = sum(m.amount for m in self.movements if m.position == k - 1 and m.time_ms <= now_ms)
+        if k == len(self.ts):
+            total += sum(
+                m.amount for m in self.pending if m.after_ms is not None and m.after_ms <= now_ms
+            )
+        return total
+
+    def balance_at(self, now_ms: int) -> int:
+        k = self.served_count(now_ms)
+        base = self.balance[k - 1] if k else self.opening
+        return base + self.tail_movements(k, now_ms)
+
+    # page drift -------------------------------------------------------------------------
+
+    def insert_at_now(self, now_ms: int, entries: list[Planned]) -> None:
+        """Real entries arriving at `now`: later (unserved) entries are re-balanced."""
+        k = self.served_count(now_ms)
+        current = self.balance_at(now_ms)
+        for _, type_, amount, description, channel, agent, campaign, _ in entries:
+            for m in self.movements:
+                if m.position >= k or (m.position == k - 1 and m.time_ms > now_ms):
+                    m.position += 1
+            current += amount
+            meta = (type_, description, description != "", channel, agent, campaign)
+            self.ts.insert(k, now_ms)
+            self.amount.insert(k, amount)
+            self.balance.insert(k, current)
+            self.meta.insert(k, meta)
+            self.blobs.insert(k, self._blob(k))
+            for j in range(k + 1, len(self.ts)):
+                self.balance[j] += amount
+                self.blobs[j] = self._blob(j)
+            self.running += amount
+            k += 1
+        self.version += 1
+
+    def _blob(self, j: int) -> bytes:
+        type_, description, has, channel, agent, campaign = self.meta[j]
+        return self.encode(
+            self.ts[j],
+            type_,
+            self.amount[j],
+            description,
+            has,
+            channel,
+            agent,
+            campaign,
+            self.balance[j],
+        )
