@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -28,6 +29,7 @@ from pipelines.api.settings import ApiSettings
 log = logging.getLogger(__name__)
 
 USER_AGENT = "creditlens/0.1"
+T = TypeVar("T")
 
 
 class PlatformClient:
@@ -74,11 +76,15 @@ class PlatformClient:
 
     def get_bytes(self, path: str, params: dict[str, Any] | None = None) -> bytes:
         """GET with retries; returns the body of a 2xx, raises an ApiError otherwise."""
+        return self.get(path, params, lambda body: body)
+
+    def get(self, path: str, params: dict[str, Any] | None, parse: Callable[[bytes], T]) -> T:
+        """GET and parse, retrying both: a truncated or malformed body is as transient as a 503."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                return self._get_once(path, params)
+                return parse(self._get_once(path, params))
             except ApiError as exc:
                 if not exc.retryable or attempt > self.settings.max_retries:
                     raise
@@ -108,8 +114,7 @@ class PlatformClient:
 
     def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
         """GET a JSON document, numbers parsed exactly (Decimal, never float)."""
-        body = self.get_bytes(path, params)
-        return parse_exact_json(body, path)
+        return self.get(path, params, lambda body: parse_exact_json(body, path))
 
 
 def parse_exact_json(body: bytes, path: str) -> Any:

@@ -134,9 +134,12 @@ class LedgerReader:
             "pageNumber": page_number,
             "pageSize": self.settings.page_size,
         }
-        body = self.client.get_bytes(TRANSACTIONS_PATH, params)
+        where = f"ledger window {window} page {page_number}"
+        page = self.client.get(
+            TRANSACTIONS_PATH, params, lambda body: parse_ledger_page(body, where)
+        )
         self.stats.pages += 1
-        return parse_ledger_page(body, f"ledger window {window} page {page_number}")
+        return page
 
     def _read_attempt(
         self, window: Window, attempt: int, seen: Counter[tuple[str, ...]]

@@ -38,7 +38,9 @@ class LedgerEntry(_Open):
 
 
 class ConsumptionSummary(_Open):
-    balance: Decimal | None = None
+    """``balance`` must be present (it may be null): without it the payload is not a summary."""
+
+    balance: Decimal | None
     credits_used: Decimal | None = Field(default=None, alias="creditsUsed")
     credits_included: Decimal | None = Field(default=None, alias="creditsIncluded")
     period_start: datetime | None = Field(default=None, alias="periodStart")
@@ -60,8 +62,10 @@ class Breakdown(_Open):
 
 
 class Subscription(_Open):
-    plan: str | None = None
-    status: str | None = None
+    """``plan`` and ``status`` must be present: without them the payload is not a subscription."""
+
+    plan: str | None
+    status: str | None
     features: list[str] | None = None
     limits: dict[str, Any] | None = None
     current_period_start: datetime | None = Field(default=None, alias="currentPeriodStart")

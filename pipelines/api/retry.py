@@ -9,6 +9,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+# A server asking for more than this is treated as asking for this: a sync should fail clearly
+# rather than sleep for an hour.
+RETRY_AFTER_CAP_S = 120.0
+
 
 @dataclass
 class Backoff:
@@ -21,7 +25,7 @@ class Backoff:
         ceiling = min(self.max_s, self.base_s * (2 ** (attempt - 1)))
         wait = self.rng.uniform(0, ceiling)
         if retry_after is not None:
-            wait = max(wait, min(retry_after, self.max_s))
+            wait = max(wait, min(retry_after, RETRY_AFTER_CAP_S))
         return wait
 
 

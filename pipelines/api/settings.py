@@ -24,6 +24,9 @@ ENV = {
     "timeout_s": "CREDITLENS_TIMEOUT",
     "max_retries": "CREDITLENS_MAX_RETRIES",
     "concurrency": "CREDITLENS_CONCURRENCY",
+    "backoff_base_s": "CREDITLENS_BACKOFF_BASE_S",
+    "backoff_max_s": "CREDITLENS_BACKOFF_MAX_S",
+    "drift_retries": "CREDITLENS_DRIFT_RETRIES",
 }
 
 

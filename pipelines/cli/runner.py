@@ -92,8 +92,9 @@ def first_failure(result: Any) -> str | None:
                 continue
             message = (error.message or "").strip()
             name = error.cls_name or ""
-            prefix = f"{name}: "
-            if message.startswith(prefix):
-                message = message[len(prefix) :]
+            # "pipelines.api.errors.Unauthorized: text" -> "text"
+            head, sep, rest = message.partition(": ")
+            if sep and head.rsplit(".", 1)[-1] == name:
+                message = rest
             return message.splitlines()[0] if message else name
     return None

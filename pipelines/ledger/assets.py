@@ -4,7 +4,6 @@ Single-run backfill policy: a backfill over any range is one run that reads it i
 most 366 days, not one run (and one API window) per day.
 """
 
-
 from datetime import date
 
 from dagster import (
@@ -50,7 +49,7 @@ def build_ledger_asset(partitions: DailyPartitionsDefinition) -> AssetsDefinitio
                 account=platform_api.account,
                 first=first,
                 last=last,
-                run_id=context.run_id,
+                run_id=context.run.run_id,
                 staging_root=warehouse.staging_root(),
                 on_page=lambda page: progress.report(
                     "ledger.page", entries=len(page.entries), window=str(page.window)

@@ -1,6 +1,5 @@
 """Checks on the landed ledger that Dagster records with every materialization."""
 
-
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetKey, asset_check
 
 from pipelines.resources import PlatformApiResource, WarehouseResource

@@ -1,6 +1,5 @@
 """The daily ledger sync: yesterday and today, plus a lookback for late or backdated entries."""
 
-
 from datetime import timedelta
 
 from dagster import (
@@ -23,7 +22,6 @@ def build_ledger_job(partitions: DailyPartitionsDefinition) -> UnresolvedAssetJo
     return define_asset_job(
         "ledger_sync",
         selection=AssetSelection.assets("ledger_entries"),
-        partitions_def=partitions,
         description="Sync a range of UTC days of the ledger (run tags give the range).",
     )
 

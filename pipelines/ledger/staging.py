@@ -16,6 +16,7 @@ import polars as pl
 
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import Window
+from pipelines.failpoints import failpoint
 from transforms.identify import with_fingerprint, with_identity
 from transforms.json_text import dumps_exact
 from transforms.wire import entries_frame, parse_created_at
@@ -62,6 +63,7 @@ class LedgerStaging:
         frame, rejects = entries_frame(page.entries, window.first, window.last)
         stage = self._window
         stage.fetched += len(page.entries)
+        failpoint("fetch")
         if frame.height:
             stage.frames.append(
                 frame.with_columns(
@@ -85,7 +87,9 @@ class LedgerStaging:
                     "quarantined_at": datetime.now(UTC),
                     "window_start": window.first,
                     "window_end": window.last,
-                    "entry_day": moment.date() if moment else None,
+                    "entry_day": moment.date()
+                    if moment and window.contains(moment.date())
+                    else window.first,
                     "page_number": page.page_number,
                     "page_position": reject.position,
                     "reason": reject.reason,

@@ -4,7 +4,6 @@ The key comes from ``EnvVar("CREDITLENS_API_KEY")``: Dagster shows the variable'
 value, in the UI and the event log.
 """
 
-
 import json
 
 from dagster import ConfigurableResource
@@ -25,6 +24,9 @@ class PlatformApiResource(ConfigurableResource):
     timeout_s: float = 30.0
     max_retries: int = 6
     concurrency: int = 4
+    backoff_base_s: float = 0.25
+    backoff_max_s: float = 30.0
+    drift_retries: int = 5
     summary_balance_field: str = "balance"
     snapshot_fields_json: str = Field(
         default="{}", description="JSON object mapping e.g. consumption.balance to a wire name."
@@ -40,6 +42,9 @@ class PlatformApiResource(ConfigurableResource):
             timeout_s=self.timeout_s,
             max_retries=self.max_retries,
             concurrency=self.concurrency,
+            backoff_base_s=self.backoff_base_s,
+            backoff_max_s=self.backoff_max_s,
+            drift_retries=self.drift_retries,
         )
 
     def client(self) -> PlatformClient:

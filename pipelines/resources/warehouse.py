@@ -1,6 +1,5 @@
 """The DuckDB warehouse as a Dagster resource (CREDITLENS_WAREHOUSE)."""
 
-
 from pathlib import Path
 
 from dagster import ConfigurableResource

@@ -3,7 +3,6 @@
 Append-only history with fetched_at and a content hash; an unchanged snapshot is not stored again.
 """
 
-
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
 from pipelines.resources import PlatformApiResource, WarehouseResource
@@ -36,7 +35,7 @@ def _snapshot_asset(table: str) -> AssetsDefinition:
                 wh,
                 table,
                 account=platform_api.account,
-                run_id=context.run_id,
+                run_id=context.run.run_id,
                 fields=platform_api.snapshot_fields(),
                 balance_field=platform_api.summary_balance_field,
             )

@@ -130,7 +130,13 @@ QUARANTINE = Table(
         Column("quarantined_at", "TIMESTAMPTZ", "When the entry was quarantined (UTC).", True),
         Column("window_start", "DATE", "First day of the API window read.", True),
         Column("window_end", "DATE", "Last day (inclusive) of the API window read.", True),
-        Column("entry_day", "DATE", "UTC day of createdAt when it could be read; else null."),
+        Column(
+            "entry_day",
+            "DATE",
+            "UTC day the row belongs to (a sync over that day replaces it): the day of createdAt "
+            "when readable and inside the window, else the window's first day.",
+            True,
+        ),
         Column("page_number", "INTEGER", "Page the entry came from.", True),
         Column("page_position", "INTEGER", "0-based position in that page.", True),
         Column("reason", "VARCHAR", "The rule the entry broke, in words.", True),

@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.failpoints import failpoint
 from pipelines.warehouse.connection import WarehouseError, open_for_read, open_for_write
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
@@ -98,8 +99,7 @@ class Warehouse:
                     [landing.account, landing.range_start, landing.range_end],
                 )
                 con.execute(
-                    "DELETE FROM quarantine WHERE account = ? "
-                    "AND coalesce(entry_day, window_start) BETWEEN ? AND ?",
+                    "DELETE FROM quarantine WHERE account = ? AND entry_day BETWEEN ? AND ?",
                     [landing.account, landing.range_start, landing.range_end],
                 )
                 landed = 0
@@ -151,6 +151,7 @@ class Warehouse:
                         ).total_seconds(),
                     ],
                 )
+                failpoint("transaction")
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -196,11 +197,14 @@ class Warehouse:
             raise WarehouseError(f"no warehouse at {self.path} to publish")
         target = self.analyst_copy
         target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob(f".{target.name}.*.partial"):  # left by a crash
+            stale.unlink(missing_ok=True)
         partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
         with file_lock(self.path, exclusive=False, timeout_s=self.lock_timeout_s):
             shutil.copyfile(self.path, partial)
         with open(partial, "rb+") as handle:
             os.fsync(handle.fileno())
+        failpoint("publish")
         os.replace(partial, target)
         _fsync_dir(target.parent)
         return target

@@ -1,0 +1,235 @@
+"""The ledger and the snapshots in DuckDB, exactly once, through the Dagster definitions."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+
+import duckdb
+import pytest
+
+from pipelines.cli.sync_command import run_sync
+from pipelines.settings import Settings
+from simulator import Scenario
+from tests.conftest import Simulated
+from tests.pipeline.helpers import cli, landed, table, truth
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+
+
+def test_sync_lands_exactly_the_simulators_ledger(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    report = run_sync(settings, None, None)
+    rows = landed(settings.warehouse, s.company)
+    assert rows == truth(s)  # row by row, amounts exact (Decimal == DECIMAL)
+    meta = report.ledger.materializations["ledger_entries"]
+    assert meta["entries_fetched"] == meta["entries_landed"] + meta["entries_quarantined"]
+    assert meta["entries_landed"] == len(rows)
+    accounts = table(settings.warehouse, "SELECT DISTINCT account FROM ledger_entries")
+    assert accounts == [(s.company,)]
+    ids = table(settings.warehouse, "SELECT count(*), count(DISTINCT entry_id) FROM ledger_entries")
+    assert ids[0][0] == ids[0][1]
+
+
+def test_identical_entries_are_both_kept(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    pairs = table(
+        settings.warehouse,
+        "SELECT fingerprint, count(*) FROM ledger_entries GROUP BY 1 HAVING count(*) > 1",
+    )
+    assert pairs, "the small scenario has genuinely identical entries"
+    truth_rows = truth(s)
+    assert len(truth_rows) - len(set(truth_rows)) == sum(n - 1 for _, n in pairs)
+
+
+def test_rerun_and_overlapping_backfills_change_nothing(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    snapshot = "SELECT entry_id, created_at, amount, balance_after FROM ledger_entries ORDER BY 1"
+    before = table(settings.warehouse, snapshot)
+    run_sync(settings, None, None)  # rerun (resumes from last day minus lookback)
+    mid = s.first_day + timedelta(days=30)
+    run_sync(settings, s.first_day.isoformat(), mid.isoformat())
+    run_sync(
+        settings, (mid - timedelta(days=10)).isoformat(), (mid + timedelta(days=20)).isoformat()
+    )
+    assert table(settings.warehouse, snapshot) == before
+
+
+def test_several_windows_and_the_sign_of_a_366_day_boundary(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    scenario = Scenario.named("small").with_company("acme", history_days=800, entries_per_day=3)
+    s = simulated(scenario)
+    settings = creditlens_env(s)
+    report = run_sync(settings, None, None)
+    assert report.ledger.materializations["ledger_entries"]["windows"] == 3
+    assert landed(settings.warehouse, s.company) == truth(s)
+
+
+def test_bad_entries_are_quarantined_with_reason_and_raw_json(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s, CREDITLENS_LEDGER_START=s.today.isoformat())
+    day = s.today.isoformat()
+    good = {
+        "createdAt": f"{day}T00:00:01.000Z",
+        "type": "Usage",
+        "amount": -1.5,
+        "description": "ok",
+        "hasDescription": True,
+        "channel": "Phone",
+        "agentId": "a",
+        "campaignId": "c",
+        "balanceAfter": 10,
+    }
+    bad_amount = {**good, "amount": "NaN"}
+    outside = {**good, "createdAt": "1999-01-01T00:00:00Z"}
+    body = {"data": [good, bad_amount, outside], "total": 3, "pageNumber": 1, "pageSize": 100}
+    s.sim.faults.respond(body, match=lambda q: q.get("pageNumber") == "1")
+    s.sim.faults.respond(
+        {"data": [], "total": 3, "pageNumber": 2, "pageSize": 100},
+        match=lambda q: q.get("pageNumber") == "2",
+    )
+    report = run_sync(settings, day, day)
+    meta = report.ledger.materializations["ledger_entries"]
+    assert (meta["entries_fetched"], meta["entries_landed"], meta["entries_quarantined"]) == (
+        3,
+        1,
+        2,
+    )
+    rows = table(
+        settings.warehouse, "SELECT reason, raw_json FROM quarantine ORDER BY page_position"
+    )
+    assert "amount 'NaN'" in rows[0][0] and '"amount": "NaN"' in rows[0][1]
+    assert "outside the requested window" in rows[1][0]
+    # A rerun replaces the day's quarantine rows instead of doubling them.
+    run_sync(settings, day, day)
+    assert table(settings.warehouse, "SELECT count(*) FROM quarantine") == [(2,)]
+    runs = table(
+        settings.warehouse,
+        "SELECT entries_fetched, entries_landed, entries_quarantined FROM sync_runs",
+    )
+    assert all(fetched == ok + bad for fetched, ok, bad in runs)
+
+
+def test_snapshots_are_stored_once_until_they_change(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    run_sync(settings, None, None)
+    counts = {
+        t: table(settings.warehouse, f"SELECT count(DISTINCT content_hash) FROM {t}")[0][0]
+        for t in (
+            "subscription_snapshots",
+            "consumption_snapshots",
+            "breakdown_snapshots",
+            "campaigns",
+        )
+    }
+    assert counts == dict.fromkeys(counts, 1)
+    s.sim.clock.advance(timedelta(hours=6))  # new entries: the summary and breakdown change
+    run_sync(settings, None, None)
+    assert (
+        table(settings.warehouse, "SELECT count(DISTINCT content_hash) FROM consumption_snapshots")[
+            0
+        ][0]
+        == 2
+    )
+    balance = table(
+        settings.warehouse,
+        "SELECT balance FROM consumption_snapshots ORDER BY fetched_at DESC LIMIT 1",
+    )[0][0]
+    assert balance == s.sim.truth(s.company).balance
+    assert landed(settings.warehouse, s.company) == truth(s)
+
+
+def test_an_unexpected_snapshot_shape_is_kept_raw(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    s.sim.faults.respond({"surprise": [1, 2]}, path="/Subscription")
+    report = run_sync(settings, s.today.isoformat(), None)
+    assert report.snapshots.materializations["subscription_snapshots"]["shape_ok"] is False
+    assert table(settings.warehouse, "SELECT shape_ok, raw_json FROM subscription_snapshots") == [
+        (False, '{"surprise": [1, 2]}')
+    ]
+
+
+def test_rejected_key_is_one_clear_line(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    creditlens_env(s)
+    result = cli("sync", env={"CREDITLENS_API_KEY": "wrong-key-0000"})
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("creditlens: error: the API key was rejected (401 Unauthorized)")
+    )
+    assert (
+        "Traceback" not in result.stderr and "wrong-key-0000" not in result.stderr + result.stdout
+    )
+
+
+@pytest.mark.parametrize("point", ["fetch", "transaction", "publish"])
+def test_killed_anywhere_then_rerun_equals_a_clean_run(
+    simulated: Start, creditlens_env: Env, point: str
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    first = cli("sync", "--until", (s.first_day + timedelta(days=40)).isoformat())
+    assert first.returncode == 0, first.stderr
+    killed = cli("sync", "--since", s.first_day.isoformat(), env={"CREDITLENS_FAILPOINT": point})
+    assert killed.returncode == -signal.SIGKILL
+    analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
+    duckdb.connect(str(analyst), read_only=True).close()  # always a complete database
+    again = cli("sync", "--since", s.first_day.isoformat())
+    assert again.returncode == 0, again.stderr
+    assert landed(settings.warehouse, s.company) == truth(s)
+    assert landed(analyst, s.company) == truth(s)
+
+
+def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    run_sync(settings, None, (s.first_day + timedelta(days=10)).isoformat())
+    analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
+    reader = duckdb.connect(str(analyst), read_only=True)
+    try:
+        before = reader.execute("SELECT count(*), sum(amount) FROM ledger_entries").fetchone()
+        run_sync(settings, s.first_day.isoformat(), None)  # a full run while the reader is open
+        during = reader.execute("SELECT count(*), sum(amount) FROM ledger_entries").fetchone()
+        assert during == before  # the reader keeps its consistent snapshot
+    finally:
+        reader.close()
+    after = table(analyst, "SELECT count(*) FROM ledger_entries")[0][0]
+    assert after == len(truth(s))
+    assert isinstance(before[1], Decimal)
+
+
+def test_dagster_definitions_validate() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stderr + result.stdout
