@@ -11,6 +11,7 @@ import json
 from dagster import Definitions, EnvVar
 
 from pipelines.api.settings import options_from_env
+from pipelines.audit.assets import KeyAuditResource, audit_job, key_audit, weekly_key_audit
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
 from pipelines.ledger.partitions import ledger_partitions
@@ -37,7 +38,11 @@ def build_resources(settings: Settings) -> dict[str, object]:
         analyst_copy=str(settings.analyst_copy or ""),
         staging_dir=str(settings.staging_dir or ""),
     )
-    return {"platform_api": api, "warehouse": warehouse}
+    return {
+        "platform_api": api,
+        "warehouse": warehouse,
+        "key_audit_config": KeyAuditResource.from_env(),
+    }
 
 
 def build_definitions(settings: Settings | None = None) -> Definitions:
@@ -46,12 +51,13 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     ledger_asset = build_ledger_asset(partitions)
     ledger_job = build_ledger_job(partitions)
     return Definitions(
-        assets=[ledger_asset, *SNAPSHOT_ASSETS],
+        assets=[ledger_asset, *SNAPSHOT_ASSETS, key_audit],
         asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
-        jobs=[ledger_job, snapshot_job],
+        jobs=[ledger_job, snapshot_job, audit_job],
         schedules=[
             build_ledger_schedule(ledger_job, partitions, settings.lookback_days),
             daily_snapshots,
+            weekly_key_audit,
         ],
         resources=build_resources(settings),
     )

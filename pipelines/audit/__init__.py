@@ -9,8 +9,6 @@ from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.fingerprint import fingerprint, last4, load_secret
 from pipelines.audit.inventory import InventoryError, load_inventory
 from pipelines.audit.report import (
-    KEY_AUDIT_COLUMNS,
-    KEY_AUDIT_DDL,
     AuditReport,
     EndpointResult,
     Finding,
@@ -27,8 +25,6 @@ from pipelines.audit.severity import Severity
 
 __all__ = [
     "ENDPOINTS",
-    "KEY_AUDIT_COLUMNS",
-    "KEY_AUDIT_DDL",
     "AuditReport",
     "EndpointResult",
     "Finding",

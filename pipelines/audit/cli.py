@@ -7,6 +7,7 @@ not run (bad inventory, missing scan path, bad settings).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,7 @@ from pipelines.audit.run import run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError
 from pipelines.audit.severity import Severity
+from pipelines.warehouse.writer import Warehouse
 
 _STYLE = {
     Severity.CRITICAL: "bold red",
@@ -101,12 +103,26 @@ def audit(
     except (InventoryError, ScanPathError, ConfigurationError, AuditSecretError) as exc:
         errors.print(f"[red]audit failed:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
+    landed = land_report(report)
     if json_out is not None:
         json_out.write_text(to_json(report), encoding="utf-8")
     if sarif_out is not None:
         sarif_out.write_text(json.dumps(to_sarif(report), indent=2) + "\n", encoding="utf-8")
     render(report, console)
+    if landed:
+        console.print(f"audit rows appended to key_audit in {landed}", highlight=False)
     raise typer.Exit(exit_code(report, threshold))
+
+
+def land_report(report: AuditReport) -> Path | None:
+    """History in the warehouse when one is configured (CREDITLENS_WAREHOUSE)."""
+    configured = os.environ.get("CREDITLENS_WAREHOUSE", "").strip()
+    if not configured:
+        return None
+    warehouse = Warehouse(Path(configured))
+    warehouse.append("key_audit", report.rows())
+    warehouse.publish_analyst_copy()
+    return warehouse.path
 
 
 def render(report: AuditReport, console: Console) -> None:

@@ -122,7 +122,7 @@ class AuditReport:
         return highest([k.severity for k in self.keys])
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per key for the DuckDB table ``key_audit`` (see KEY_AUDIT_DDL)."""
+        """One row per key for the DuckDB table ``key_audit`` (pipelines/warehouse/schema.py)."""
         return [
             {
                 "run_id": self.run_id,
@@ -145,36 +145,6 @@ class AuditReport:
             }
             for k in self.keys
         ]
-
-
-# (name, DuckDB type, NOT NULL, doc): ready for a warehouse ``Table`` of ``Column``s.
-KEY_AUDIT_COLUMNS: tuple[tuple[str, str, bool, str], ...] = (
-    ("run_id", "VARCHAR", True, "Id of the audit run (the Dagster run id when run as an asset)."),
-    ("audited_at", "TIMESTAMPTZ", True, "When the audit ran (UTC)."),
-    ("key_name", "VARCHAR", True, "Name of the key in the inventory."),
-    ("fingerprint", "VARCHAR", False, "HMAC-SHA256 id of the key (16 hex); null if unreadable."),
-    ("last4", "VARCHAR", True, "Last 4 characters of the key; empty for keys under 12 chars."),
-    ("status", "VARCHAR", True, "active, rejected (every endpoint 401) or unknown."),
-    ("intended_scope", "VARCHAR", True, "Scope from the inventory: campaigns, billing, full."),
-    ("endpoints_readable", "VARCHAR[]", True, "Endpoints that answered 2xx with JSON."),
-    ("endpoints_forbidden", "VARCHAR[]", True, "Endpoints that answered 403 (outside scope)."),
-    ("endpoints_rejected", "VARCHAR[]", True, "Endpoints that answered 401."),
-    ("endpoints_unknown", "VARCHAR[]", True, "Endpoints with no usable answer (timeout, 429...)."),
-    ("billing_exposed", "BOOLEAN", True, "Reads billing data beyond its intended scope."),
-    ("client_side_or_public", "BOOLEAN", True, "A listed use is client-side or public."),
-    ("severity", "VARCHAR", True, "Highest finding: none, low, medium, high, critical."),
-    ("findings", "INTEGER", True, "Number of findings about the key."),
-    ("places_listed", "VARCHAR[]", True, "Places the inventory lists for the key."),
-    ("places_found", "VARCHAR[]", True, "Files where the scan found the key."),
-)
-KEY_AUDIT_DDL = (
-    "CREATE TABLE IF NOT EXISTS key_audit (\n"
-    + ",\n".join(
-        f"    {name} {kind}{' NOT NULL' if not_null else ''}"
-        for name, kind, not_null, _ in KEY_AUDIT_COLUMNS
-    )
-    + ",\n    PRIMARY KEY (run_id, key_name)\n)"
-)
 
 
 def exit_code(report: AuditReport, fail_on: Severity | str = Severity.HIGH) -> int:

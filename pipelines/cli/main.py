@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from pipelines.audit.cli import audit
 from pipelines.cli.errors import clear_errors
 from simulator.cli import simulate
 
@@ -53,6 +54,7 @@ def demo(
         run_demo(directory, seed)
 
 
+app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)
 app.command("simulate", help="Serve the platform API simulator (billing endpoints) on loopback.")(
     simulate
 )

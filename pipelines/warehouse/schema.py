@@ -274,6 +274,49 @@ SCHEMA_VERSION = Table(
 )
 
 
+KEY_AUDIT = Table(
+    "key_audit",
+    "Key-exposure audits: one row per inventoried key per audit run, history kept. Keys appear "
+    "only as fingerprints (HMAC-SHA256 with this installation's secret) and last 4 characters.",
+    (
+        Column(
+            "run_id",
+            "VARCHAR",
+            "Id of the audit run (the Dagster run id when run as an asset).",
+            True,
+        ),
+        Column("audited_at", "TIMESTAMPTZ", "When the audit ran (UTC).", True),
+        Column("key_name", "VARCHAR", "Name of the key in the inventory.", True),
+        Column("fingerprint", "VARCHAR", "HMAC-SHA256 id of the key (16 hex); null if unreadable."),
+        Column(
+            "last4", "VARCHAR", "Last 4 characters of the key; empty for keys under 12 chars.", True
+        ),
+        Column("status", "VARCHAR", "active, rejected (every endpoint 401) or unknown.", True),
+        Column(
+            "intended_scope", "VARCHAR", "Scope from the inventory: campaigns, billing, full.", True
+        ),
+        Column("endpoints_readable", "VARCHAR[]", "Endpoints that answered 2xx with JSON.", True),
+        Column(
+            "endpoints_forbidden", "VARCHAR[]", "Endpoints that answered 403 (outside scope).", True
+        ),
+        Column("endpoints_rejected", "VARCHAR[]", "Endpoints that answered 401.", True),
+        Column(
+            "endpoints_unknown",
+            "VARCHAR[]",
+            "Endpoints with no usable answer (timeout, 429...).",
+            True,
+        ),
+        Column("billing_exposed", "BOOLEAN", "Reads billing data beyond its intended scope.", True),
+        Column("client_side_or_public", "BOOLEAN", "A listed use is client-side or public.", True),
+        Column("severity", "VARCHAR", "Highest finding: none, low, medium, high, critical.", True),
+        Column("findings", "INTEGER", "Number of findings about the key.", True),
+        Column("places_listed", "VARCHAR[]", "Places the inventory lists for the key.", True),
+        Column("places_found", "VARCHAR[]", "Files where the scan found the key.", True),
+    ),
+    since=2,
+)
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -295,6 +338,7 @@ V1_TABLES = (
 
 MIGRATIONS: list[Migration] = [
     Migration(1, "ledger, quarantine, sync runs and billing snapshots", V1_TABLES),
+    Migration(2, "key-exposure audit", (KEY_AUDIT,)),
 ]
 
 

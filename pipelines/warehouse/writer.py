@@ -189,6 +189,25 @@ class Warehouse:
                 raise
         return True
 
+    def append(self, table: str, rows: Sequence[dict[str, Any]]) -> int:
+        """Appends rows (dicts keyed by column) to a history table, in one transaction."""
+        if not rows:
+            return 0
+        columns = list(rows[0])
+        placeholders = ", ".join("?" for _ in columns)
+        with self.write() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
+                    [[row[c] for c in columns] for row in rows],
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return len(rows)
+
     # -- analyst copy ---------------------------------------------------------------------------
 
     def publish_analyst_copy(self) -> Path:

@@ -9,9 +9,10 @@ import duckdb
 import jsonschema
 import pytest
 
-from pipelines.audit.report import KEY_AUDIT_DDL, exit_code, to_json
+from pipelines.audit.report import exit_code, to_json
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.severity import Severity
+from pipelines.warehouse.writer import Warehouse
 from tests.audit.audit_factories import (
     CAMPAIGNS_ONLY,
     FULL_ACCESS,
@@ -116,14 +117,11 @@ def test_exit_code_thresholds() -> None:
 
 def test_rows_land_in_a_real_duckdb_table(tmp_path: Path) -> None:
     rows = sample().rows()
-    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
-        con.execute(KEY_AUDIT_DDL)
+    path = tmp_path / "w.duckdb"
+    Warehouse(path).append("key_audit", rows)
+    with duckdb.connect(str(path)) as con:
         columns = [c[0] for c in con.execute("DESCRIBE key_audit").fetchall()]
         assert list(rows[0]) == columns
-        placeholders = ", ".join("?" for _ in columns)
-        con.executemany(
-            f"INSERT INTO key_audit VALUES ({placeholders})", [list(r.values()) for r in rows]
-        )
         got = con.execute(
             "SELECT key_name, status, endpoints_readable, endpoints_unknown, billing_exposed, "
             "client_side_or_public, severity, findings, places_found FROM key_audit "
