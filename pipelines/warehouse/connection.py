@@ -69,7 +69,9 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-        return duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only)
+        con.execute("SET TimeZone = 'UTC'")  # TIMESTAMPTZ reads back as UTC, not the host's zone
+        return con
     except (duckdb.Error, OSError) as exc:
         raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
 
