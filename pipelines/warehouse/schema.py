@@ -317,6 +317,170 @@ KEY_AUDIT = Table(
 )
 
 
+def _money_col(name: str, doc: str, not_null: bool = True) -> Column:
+    return Column(name, MONEY, doc, not_null)
+
+
+CHECKED_AT = Column("checked_at", "TIMESTAMPTZ", "When the reconciliation ran (UTC).", True)
+
+BALANCE_BREAKS = Table(
+    "balance_breaks",
+    "Every place where the ledger does not explain the balance, from the latest reconciliation "
+    "of each account (replaced on each run). kind 'continuity': a hidden movement between two "
+    "entries; 'summary': the latest /Consumption balance against the last balanceAfter; "
+    "'breakdown': the current period's breakdown against the ledger's debits.",
+    (
+        ACCOUNT,
+        Column("kind", "VARCHAR", "continuity, summary or breakdown.", True),
+        Column(
+            "break_start",
+            "TIMESTAMPTZ",
+            "createdAt of the last entry before the break; null if none.",
+        ),
+        Column(
+            "break_end",
+            "TIMESTAMPTZ",
+            "createdAt of the first entry after the break; null if none.",
+        ),
+        _money_col(
+            "expected_balance",
+            "continuity/summary: the balance the ledger leads to; breakdown: the ledger's figure.",
+            False,
+        ),
+        _money_col(
+            "observed_balance",
+            "continuity: balanceAfter - amount of the entry after; summary: the snapshot's "
+            "balance; breakdown: the breakdown's figure.",
+            False,
+        ),
+        _money_col("gap", "observed_balance - expected_balance.", False),
+        Column("before_entry_id", "VARCHAR", "entry_id of the entry before the break."),
+        Column("after_entry_id", "VARCHAR", "entry_id of the entry after the break."),
+        Column("agent_id", "VARCHAR", "Breakdown rows: the item's agentId."),
+        Column("campaign_id", "VARCHAR", "Breakdown rows: the item's campaignId."),
+        Column("channel", "VARCHAR", "Breakdown rows: the item's channel."),
+        Column(
+            "ambiguous",
+            "BOOLEAN",
+            "True when entries sharing a createdAt admit no order, or several orders with "
+            "different results, so the break's exact place within the tie is uncertain.",
+        ),
+        Column("detail", "VARCHAR", "The break in one sentence: expected, actual, difference."),
+        RUN_ID,
+        CHECKED_AT,
+    ),
+    since=3,
+)
+
+DAILY_BALANCE = Table(
+    "daily_balance",
+    "Per account and UTC day with entries: opening + debits + credits + refunds + adjustments "
+    "+ other + hidden_movements = closing, exactly; each opening equals the previous closing. "
+    "Movements are signed sums per category of entry type.",
+    (
+        ACCOUNT,
+        Column("day", "DATE", "UTC day.", True),
+        _money_col("opening", "Balance before the day's first entry."),
+        _money_col("debits", "Sum of signed amounts of debit types (usage, charges)."),
+        _money_col("credits", "Sum of signed amounts of credit types (grants, top-ups)."),
+        _money_col("refunds", "Sum of signed amounts of refund types."),
+        _money_col("adjustments", "Sum of signed amounts of adjustment types."),
+        _money_col("other", "Sum of signed amounts of any other type."),
+        _money_col("hidden_movements", "Balance changes no entry explains (continuity gaps)."),
+        _money_col("closing", "balanceAfter of the day's last entry."),
+        Column("entries", "INTEGER", "Entries that day.", True),
+        RUN_ID,
+    ),
+    since=3,
+)
+
+MONTHLY_STATEMENT = Table(
+    "monthly_statement",
+    "Finance's monthly statement per account: opening + debits + credits + refunds + "
+    "adjustments + other + hidden_movements = closing, hidden movements on their own line.",
+    (
+        ACCOUNT,
+        Column("month", "DATE", "First day of the month (UTC)."),
+        _money_col("opening", "Opening balance of the month."),
+        _money_col("debits", "Debits (negative under the signed convention)."),
+        _money_col("credits", "Credits: plan grants, top-ups."),
+        _money_col("refunds", "Refunds."),
+        _money_col("adjustments", "Adjustments."),
+        _money_col("other", "Movements of other entry types."),
+        _money_col("hidden_movements", "Balance changes no entry explains."),
+        _money_col("closing", "Closing balance of the month."),
+        Column("entries", "BIGINT", "Entries in the month."),
+    ),
+    kind="view",
+    view_sql=(
+        "SELECT account, CAST(date_trunc('month', day) AS DATE) AS month, "
+        "arg_min(opening, day) AS opening, sum(debits) AS debits, sum(credits) AS credits, "
+        "sum(refunds) AS refunds, sum(adjustments) AS adjustments, sum(other) AS other, "
+        "sum(hidden_movements) AS hidden_movements, arg_max(closing, day) AS closing, "
+        "sum(entries) AS entries FROM daily_balance GROUP BY ALL"
+    ),
+    since=3,
+)
+
+LEDGER_ENRICHED = Table(
+    "ledger_enriched",
+    "Every landed entry in chain order with its signed amount and category, joined as of its "
+    "createdAt with the subscription snapshot in force then and with its campaign's name. "
+    "Rebuilt by each reconciliation.",
+    (
+        ACCOUNT,
+        Column("entry_id", "VARCHAR", "ledger_entries.entry_id.", True),
+        Column("chain_position", "BIGINT", "Position in the balance chain (0-based).", True),
+        Column("created_at", "TIMESTAMPTZ", "createdAt (UTC).", True),
+        Column("entry_type", "VARCHAR", "type.", True),
+        Column("category", "VARCHAR", "debit, credit, refund, adjustment or other.", True),
+        _money_col("amount", "amount as the API gave it."),
+        _money_col("signed_amount", "amount with the sign of its effect on the balance."),
+        _money_col("balance_before", "balance_after - signed_amount."),
+        _money_col("balance_after", "balanceAfter."),
+        Column("description", "VARCHAR", "description."),
+        Column("channel", "VARCHAR", "channel."),
+        Column("agent_id", "VARCHAR", "agentId."),
+        Column("campaign_id", "VARCHAR", "campaignId."),
+        Column("campaign_name", "VARCHAR", "Name from the latest campaigns snapshot."),
+        Column("plan", "VARCHAR", "Subscription plan in force at createdAt."),
+        Column("status", "VARCHAR", "Subscription status in force at createdAt."),
+        Column(
+            "subscription_backfilled",
+            "BOOLEAN",
+            "True when createdAt precedes the first subscription snapshot, whose plan and "
+            "status then stand in for the unknown past.",
+        ),
+    ),
+    since=3,
+)
+
+RECONCILIATION_RUNS = Table(
+    "reconciliation_runs",
+    "One row per reconciliation of an account: convention and tolerance used, what was found.",
+    (
+        ACCOUNT,
+        RUN_ID,
+        CHECKED_AT,
+        Column("sign_convention", "VARCHAR", "signed or unsigned: the convention applied.", True),
+        Column(
+            "sign_inferred", "BOOLEAN", "True when the convention was inferred from the data.", True
+        ),
+        Column("pairs_explained_signed", "BIGINT", "Consecutive pairs continuous if signed."),
+        Column("pairs_explained_unsigned", "BIGINT", "Consecutive pairs continuous if unsigned."),
+        _money_col("tolerance", "Largest gap treated as continuous (0 by default)."),
+        Column("entries", "BIGINT", "Entries reconciled.", True),
+        Column("continuity_breaks", "INTEGER", "Hidden movements found.", True),
+        Column("ambiguous_ties", "INTEGER", "Tie groups whose order could not be decided.", True),
+        Column("summary_status", "VARCHAR", "ok, break or unavailable (with summary_message)."),
+        Column("summary_message", "VARCHAR", "Why the summary check said what it said."),
+        Column("breakdown_status", "VARCHAR", "ok, break or unavailable."),
+        Column("breakdown_message", "VARCHAR", "Why the breakdown check said what it said."),
+    ),
+    since=3,
+)
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -339,6 +503,11 @@ V1_TABLES = (
 MIGRATIONS: list[Migration] = [
     Migration(1, "ledger, quarantine, sync runs and billing snapshots", V1_TABLES),
     Migration(2, "key-exposure audit", (KEY_AUDIT,)),
+    Migration(
+        3,
+        "reconciliation: breaks, daily balance, monthly statement, enriched ledger",
+        (BALANCE_BREAKS, DAILY_BALANCE, MONTHLY_STATEMENT, LEDGER_ENRICHED, RECONCILIATION_RUNS),
+    ),
 ]
 
 
