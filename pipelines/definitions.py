@@ -7,8 +7,12 @@ in-process, so the CLI and the UI cannot drift apart.
 from __future__ import annotations
 
 import json
+import warnings
 
-from dagster import Definitions, EnvVar
+from dagster import BetaWarning, Definitions, EnvVar
+
+# BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.
+warnings.filterwarnings("ignore", category=BetaWarning)
 
 from pipelines.api.settings import options_from_env
 from pipelines.audit.assets import KeyAuditResource, audit_job, key_audit, weekly_key_audit
