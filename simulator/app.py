@@ -158,12 +158,9 @@ async def _faulted(
             sim.add_entries_now(key.company, fault.drift_entries)
         return _as_response(handler(call))
     response = _as_response(handler(call))
-    body = bytes(response.body)
-    if kind == "truncated":
-        body = body[: len(body) // 2]
-    else:  # malformed
-        middle = len(body) // 2
-        body = body[:middle] + b"}{,]" + body[middle:]
+    whole = bytes(response.body)
+    # truncated: cut in half; malformed: garbage right after the first byte, invalid at once
+    body = whole[: len(whole) // 2] if kind == "truncated" else whole[:1] + b",<html>" + whole[1:]
     return Response(
         body, status_code=response.status_code, media_type=response.headers["content-type"]
     )

@@ -47,5 +47,8 @@ def simulate(
     server = make_server(sim, log_level="warning")
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises Ctrl-C after its graceful shutdown; stopping is success here
     finally:
         sock.close()
+    typer.echo("simulator stopped")

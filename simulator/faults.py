@@ -25,7 +25,8 @@ class Fault:
 
     kinds: "429" (Retry-After: retry_after), "500"/"502"/"503" (problem details), "timeout"
     (answer normally after `delay` seconds), "reset" (close the connection without a response),
-    "truncated" (the normal body cut in half), "malformed" (the normal body made invalid JSON),
+    "truncated" (the normal body cut in half), "malformed" (the normal body with garbage
+    after its first byte: invalid JSON),
     "drift" (`drift_entries` real entries arrive at the clock's now before this request is
     answered), "body" (answer `status` with `body`: bytes/str as is, anything else as JSON).
     """
@@ -159,6 +160,8 @@ class Faults:
             chosen = self._pick(path, query)
             if chosen is not None:
                 self.fired.append((chosen.kind, path))
+                if len(self.fired) > 10_000:  # a long-running demo under a fault rate
+                    del self.fired[:5_000]
             return chosen
 
     def _pick(self, path: str, query: Mapping[str, str]) -> Fault | None:

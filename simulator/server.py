@@ -31,6 +31,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listening at once: connections made before uvicorn's loop starts wait in the backlog
+    # instead of being refused, so "listening on ..." is true as soon as it is printed.
+    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 

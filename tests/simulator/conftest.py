@@ -1,0 +1,81 @@
+"""Fixtures for the simulator's own tests: real servers on loopback, a fixed clock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from simulator import Scenario, ServerHandle, Simulator, serve
+
+NOW = datetime(2025, 3, 15, 12, 0, tzinfo=UTC)
+LEDGER = "/Consumption/transactions"
+
+
+def decimal_json(response: httpx.Response) -> Any:
+    """Numbers parsed from their text, never through float."""
+    return json.loads(response.text, parse_float=Decimal, parse_int=Decimal)
+
+
+@dataclass
+class Served:
+    sim: Simulator
+    server: ServerHandle
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def client(self, company: str | None = None, key: str | None = None, **kw: Any) -> httpx.Client:
+        company = company or self.sim.companies[0].name
+        secret = key if key is not None else self.sim.key_for(company)
+        return httpx.Client(base_url=self.url, headers={"X-Api-Key": secret}, **kw)
+
+    def all_pages(
+        self, client: httpx.Client, params: dict[str, Any], page_size: int = 100
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            response = client.get(
+                LEDGER, params={**params, "pageSize": page_size, "pageNumber": page}
+            )
+            assert response.status_code == 200, response.text
+            body = decimal_json(response)
+            out.extend(body["data"])
+            if len(out) >= body["total"] or not body["data"]:
+                assert len(out) == body["total"]
+                return out
+            page += 1
+
+
+Start = Callable[..., Served]
+
+
+@pytest.fixture
+def start() -> Iterator[Start]:
+    """Starts a simulator for a scenario (name or object) and serves it until the test ends."""
+    with ExitStack() as stack:
+
+        def run(scenario: str | Scenario = "small", seed: int = 0, **kwargs: Any) -> Served:
+            kwargs.setdefault("now", NOW)
+            sim = Simulator(scenario, seed=seed, **kwargs)
+            return Served(sim, stack.enter_context(serve(sim)))
+
+        yield run
+
+
+@pytest.fixture(scope="module")
+def small() -> Iterator[Served]:
+    """One shared small scenario per module; tests must not move its clock or leave faults."""
+    sim = Simulator("small", seed=0, now=NOW)
+    with serve(sim) as server:
+        yield Served(sim, server)
+        sim.faults.clear()

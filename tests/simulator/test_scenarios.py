@@ -1,0 +1,106 @@
+"""Scenarios: presets, files (YAML/JSON), overrides, and refusals of contradictory options."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from simulator import HiddenMovementSpec, Scenario, Simulator
+from simulator.presets import PRESETS
+from tests.simulator.conftest import NOW
+
+
+@pytest.mark.parametrize("name", sorted(set(PRESETS) - {"million", "default"}))
+def test_every_preset_builds_and_serves_a_consistent_truth(name: str) -> None:
+    sim = Simulator(Scenario.named(name), now=NOW)
+    for company in sim.companies:
+        truth = sim.truth(company.name)
+        assert truth.entries
+        assert truth.balance == truth.entries[-1]["balanceAfter"] + sum(
+            (m.gap for m in truth.hidden_movements if m.at_end), Decimal(0)
+        )
+
+
+def test_default_is_the_demo() -> None:
+    scenario = Scenario.named("default")
+    acme, globex = scenario.companies
+    assert (acme.name, acme.history_days, acme.entries_per_day) == ("acme", 730, 200)
+    assert globex.entries_per_day < acme.entries_per_day
+
+
+def test_keyword_overrides() -> None:
+    scenario = Scenario.named("small", entry_order="oldest_first", range_params=("a", "b"))
+    assert scenario.entry_order == "oldest_first"
+    assert scenario.range_params == ("a", "b")
+    assert Scenario.named("small").entry_order == "newest_first"
+
+
+def test_yaml_file_from_a_preset(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "preset: small\n"
+        "sign_convention: unsigned\n"
+        "range_format: datetime\n"
+        "companies:\n"
+        "  - name: initech\n"
+        "    history_days: 10\n"
+        "    entries_per_day: 5\n"
+        "    hidden_movements:\n"
+        "      - {amount: '1.5', at_end: true}\n"
+    )
+    scenario = Scenario.load(path)
+    assert scenario.sign_convention == "unsigned"
+    (company,) = scenario.companies
+    assert company.name == "initech"
+    assert company.hidden_movements == [HiddenMovementSpec(amount=Decimal("1.5"), at_end=True)]
+    assert Scenario.resolve(str(path)) == scenario
+
+
+def test_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"name": "j", "companies": [{"name": "x", "history_days": 3}]}))
+    scenario = Scenario.load(path)
+    assert scenario.name == "j"
+    assert Simulator(scenario, now=NOW).truth("x").entries
+
+
+def test_with_company_changes_only_that_company() -> None:
+    base = Scenario.named("two_companies")
+    changed = base.with_company("globex", entries_per_day=1)
+    assert changed.company("globex").entries_per_day == 1
+    assert changed.company("acme") == base.company("acme")
+    with pytest.raises(KeyError):
+        base.with_company("nobody", entries_per_day=1)
+
+
+@pytest.mark.parametrize(
+    "movement",
+    [
+        {"amount": "1"},
+        {"amount": "1", "after_index": 3, "at_end": True},
+        {"amount": "1", "after_index": -1},
+    ],
+)
+def test_a_hidden_movement_needs_exactly_one_valid_placement(movement: dict) -> None:
+    with pytest.raises(ValidationError):
+        HiddenMovementSpec.model_validate(movement)
+
+
+def test_refusals() -> None:
+    with pytest.raises(KeyError, match="unknown scenario"):
+        Scenario.named("nope")
+    with pytest.raises(ValidationError, match="unknown plan"):
+        Scenario.named("small").with_company("acme", plan="Platinum")
+    with pytest.raises(ValidationError, match="unique"):
+        Scenario.named("small", companies=[{"name": "a"}, {"name": "a"}])
+    with pytest.raises(ValueError, match="more than 4 decimal places"):
+        Simulator(
+            Scenario.named("small").with_company(
+                "acme", hidden_movements=[{"amount": "0.00001", "at_end": True}]
+            ),
+            now=NOW,
+        )
