@@ -72,10 +72,7 @@ class Simulator:
             opening = spec.opening_balance
             if opening is None:
                 opening = scenario.plans[spec.plan].monthly_credits
-            pending = [
-                pending_from_spec(m, initial_ms, initial_day, lambda d: dt_to_ms(to_utc(d)))
-                for m in spec.hidden_movements
-            ]
+            pending = [pending_from_spec(m, initial_ms, initial_day) for m in spec.hidden_movements]
             self._ledgers[spec.name] = CompanyLedger(
                 seed=seed,
                 spec=spec,

@@ -18,7 +18,7 @@ from simulator.days import Planned, day_rng, plan_day
 from simulator.money import SCALE, decimal_to_units
 from simulator.profile import CompanyProfile
 from simulator.scenario import CompanySpec, HiddenMovementSpec
-from simulator.timefmt import MS_PER_DAY
+from simulator.timefmt import MS_PER_DAY, day_number, dt_to_ms, to_utc
 from simulator.wire import EntryEncoder
 
 _TOPUP_PACK = 500 * SCALE
@@ -42,18 +42,18 @@ class PendingMovement:
 
 
 def pending_from_spec(
-    spec: HiddenMovementSpec, initial_now_ms: int, initial_day: int, to_ms: Callable
+    spec: HiddenMovementSpec, initial_now_ms: int, initial_day: int
 ) -> PendingMovement:
+    """Every placement becomes an index, a tie group or an instant ("after the last entry at or
+    before it"), resolved while the days are generated."""
     amount = decimal_to_units(spec.amount)
     if spec.after_index is not None:
         return PendingMovement(amount, after_index=spec.after_index)
     if spec.tie_group is not None:
         return PendingMovement(amount, tie_group=spec.tie_group)
     if spec.at is not None:
-        return PendingMovement(amount, after_ms=to_ms(spec.at))
+        return PendingMovement(amount, after_ms=dt_to_ms(to_utc(spec.at)))
     if spec.after_day is not None:
-        from simulator.timefmt import day_number
-
         return PendingMovement(amount, after_ms=(day_number(spec.after_day) + 1) * MS_PER_DAY - 1)
     if spec.day_boundary_days_ago is not None:
         day = initial_day - spec.day_boundary_days_ago

@@ -54,10 +54,11 @@ def _parse_date(value: str) -> date | None:
 
 
 def _parse_datetime(value: str) -> datetime | None:
-    if not value.isascii() or "T" not in value.upper():
+    """Any ISO 8601 / RFC 3339 date-time with an offset (lowercase t/z and a space allowed)."""
+    if not value.isascii():
         return None
     try:
-        parsed = datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value.upper())
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else None

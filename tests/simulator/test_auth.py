@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from simulator import Simulator
+from simulator import KeySpec, Scenario, Simulator
 from tests.simulator.conftest import LEDGER, NOW, Served, Start, decimal_json
 
 BILLING = [LEDGER, "/Consumption", "/Consumption/breakdown", "/Subscription"]
@@ -97,7 +97,10 @@ def test_each_company_reads_only_its_own_data(start: Start) -> None:
 
 
 def test_keys_never_appear_in_reprs() -> None:
-    sim = Simulator("two_companies", now=NOW, demo_key="demo-secret-key")
+    keys = [KeySpec(label="given", secret="sk_given_secret_0001"), KeySpec(label="derived")]
+    scenario = Scenario.named("two_companies").with_company("globex", keys=keys)
+    sim = Simulator(scenario, now=NOW, demo_key="demo-secret-key")
+    assert "sk_given_secret_0001" not in repr(scenario) + repr(scenario.company("globex"))
     text = repr(sim.companies) + repr(sim) + str(sim.companies[0].keys[0])
     for company in sim.companies:
         for key in company.keys:

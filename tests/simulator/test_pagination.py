@@ -180,6 +180,39 @@ def test_datetime_needs_an_offset_and_a_time(dt_served: Served, value: str) -> N
     assert response.json()["detail"] == "from: must be an ISO 8601 date-time with a UTC offset or Z"
 
 
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("2025-03-01t00:00:00z", "2025-03-01 23:59:59.999999Z"),
+        ("2025-03-01T00:00Z", "2025-03-01T23:59:59.9999999Z"),
+        ("20250301T000000Z", "2025-03-01T23:59:59,999999+00:00"),
+        ("2025-03-01T01:00:00+0100", "2025-03-02T00:00:00-00:00"),
+    ],
+)
+def test_other_iso_8601_spellings(dt_served: Served, start: str, end: str) -> None:
+    truth = dt_served.sim.truth("acme")
+    expected = len(truth.entries_between(date(2025, 3, 1), date(2025, 3, 1)))
+    midnight = [e for e in truth.entries if e["createdAtText"] == "2025-03-02T00:00:00.000Z"]
+    response = dt_get(dt_served, start, end)
+    assert response.status_code == 200, response.text
+    assert response.json()["total"] in (expected, expected + len(midnight))
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("0001-01-01T00:00:00+01:00", "0001-01-01T00:00:00+01:00"),
+        ("9999-12-31T23:59:59.999999-14:00", "9999-12-31T23:59:59.999999-14:00"),
+        ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"),
+    ],
+)
+def test_extreme_instants_are_answered(dt_served: Served, start: str, end: str) -> None:
+    response = dt_get(dt_served, start, end)
+    assert response.status_code in (200, 400)
+    if response.status_code == 200:
+        assert response.json()["total"] == 0
+
+
 def test_datetime_order(dt_served: Served) -> None:
     response = dt_get(dt_served, "2025-03-01T00:00:00.000001Z", "2025-03-01T00:00:00Z")
     assert response.json()["detail"] == "to: must not precede from (the range must be ordered)"
