@@ -11,19 +11,21 @@ import warnings
 
 from dagster import BetaWarning, Definitions, EnvVar
 
-# BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.
-warnings.filterwarnings("ignore", category=BetaWarning)
-
 from pipelines.api.settings import options_from_env
 from pipelines.audit.assets import KeyAuditResource, audit_job, key_audit, weekly_key_audit
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
 from pipelines.ledger.partitions import ledger_partitions
 from pipelines.ledger.schedules import build_ledger_job, build_ledger_schedule
+from pipelines.reconciliation.assets import ReconcileResource, reconciliation
+from pipelines.reconciliation.schedules import reconciliation_job
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
 from pipelines.snapshots.schedules import daily_snapshots, snapshot_job
+
+# BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.
+warnings.filterwarnings("ignore", category=BetaWarning)
 
 
 def build_resources(settings: Settings) -> dict[str, object]:
@@ -32,7 +34,6 @@ def build_resources(settings: Settings) -> dict[str, object]:
         base_url=EnvVar("CREDITLENS_BASE_URL"),
         api_key=EnvVar("CREDITLENS_API_KEY"),
         account=settings.account,
-        sign_convention=settings.sign_convention,
         summary_balance_field=settings.summary_balance_field,
         snapshot_fields_json=json.dumps(settings.snapshot_fields),
         **{k: v for k, v in options.items()},  # type: ignore[arg-type]
@@ -46,6 +47,11 @@ def build_resources(settings: Settings) -> dict[str, object]:
         "platform_api": api,
         "warehouse": warehouse,
         "key_audit_config": KeyAuditResource.from_env(),
+        "reconcile_config": ReconcileResource(
+            sign_convention=settings.sign_convention,
+            tolerance=str(settings.tolerance),
+            debit_type_pattern=settings.debit_type_pattern,
+        ),
     }
 
 
@@ -55,9 +61,9 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     ledger_asset = build_ledger_asset(partitions)
     ledger_job = build_ledger_job(partitions)
     return Definitions(
-        assets=[ledger_asset, *SNAPSHOT_ASSETS, key_audit],
+        assets=[ledger_asset, *SNAPSHOT_ASSETS, reconciliation, key_audit],
         asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
-        jobs=[ledger_job, snapshot_job, audit_job],
+        jobs=[ledger_job, snapshot_job, reconciliation_job, audit_job],
         schedules=[
             build_ledger_schedule(ledger_job, partitions, settings.lookback_days),
             daily_snapshots,

@@ -21,6 +21,14 @@ class SyncReport:
     last: date
     ledger: RunOutcome
     snapshots: RunOutcome
+    reconciliation: RunOutcome
+
+    def outcomes(self) -> list[RunOutcome]:
+        return [self.ledger, self.snapshots, self.reconciliation]
+
+    def has_breaks(self) -> bool:
+        meta = self.reconciliation.materializations.get("balance_breaks", {})
+        return any(meta.get(f"breaks_{k}", 0) for k in ("continuity", "summary", "breakdown"))
 
 
 def resolve_range(settings: Settings, since: str | None, until: str | None) -> tuple[date, date]:
@@ -81,7 +89,8 @@ def run_sync(settings: Settings, since: str | None, until: str | None) -> SyncRe
     with sync_progress():
         ledger = run_job(defs, "ledger_sync", dagster_instance, first=first, last=last)
     snapshots = run_job(defs, "snapshot_sync", dagster_instance)
-    return SyncReport(first, last, ledger, snapshots)
+    reconciliation = run_job(defs, "reconciliation_run", dagster_instance)
+    return SyncReport(first, last, ledger, snapshots, reconciliation)
 
 
 def summary_lines(report: SyncReport) -> list[str]:
@@ -98,6 +107,7 @@ def summary_lines(report: SyncReport) -> list[str]:
         state = "stored" if m.get("stored") else "unchanged"
         shape = "" if m.get("shape_ok", True) else " (unexpected shape: kept as raw JSON)"
         lines.append(f"{name}: {state}{shape}")
+    lines += reconciliation_lines(report.reconciliation)
     failed = [
         f"check {name} failed: {meta}"
         for outcome in (report.ledger, report.snapshots)
@@ -105,3 +115,22 @@ def summary_lines(report: SyncReport) -> list[str]:
         if not passed
     ]
     return lines + failed
+
+
+def reconciliation_lines(outcome: RunOutcome) -> list[str]:
+    meta = outcome.materializations.get("balance_breaks")
+    if meta is None:
+        return []
+    counts = {k: meta.get(f"breaks_{k}", 0) for k in ("continuity", "summary", "breakdown")}
+    lines = [
+        f"reconciliation ({meta.get('sign_convention')}, tolerance {meta.get('tolerance')}): "
+        f"{counts['continuity']} hidden movement(s), {counts['summary']} summary and "
+        f"{counts['breakdown']} breakdown mismatch(es)"
+    ]
+    for name, (passed, _severity, check_meta) in sorted(outcome.checks.items()):
+        if name == "no_hidden_movements" and not passed:
+            for row in check_meta.get("breaks", [])[:10]:
+                lines.append(f"  hidden movement: {row.get('detail')}")
+        elif not passed or check_meta.get("status") == "unavailable":
+            lines.append(f"  {name}: {check_meta.get('message')}")
+    return lines

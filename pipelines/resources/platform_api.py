@@ -20,7 +20,6 @@ class PlatformApiResource(ConfigurableResource):
     range_start_param: str = "startDate"
     range_end_param: str = "endDate"
     range_format: str = Field(default="date", description="date or datetime.")
-    sign_convention: str = Field(default="signed", description="signed, unsigned or infer.")
     timeout_s: float = 30.0
     max_retries: int = 6
     concurrency: int = 4

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
@@ -100,3 +101,10 @@ def open_for_read(path: Path, lock_timeout_s: float = 600.0) -> Iterator[duckdb.
             yield con
         finally:
             con.close()
+
+
+def frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | None = None
+) -> pl.DataFrame:
+    """A query's result as a polars frame, through Arrow (exact DECIMALs, UTC timestamps)."""
+    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]

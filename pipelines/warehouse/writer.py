@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from pipelines.failpoints import failpoint
 from pipelines.warehouse.connection import WarehouseError, open_for_read, open_for_write
@@ -207,6 +208,43 @@ class Warehouse:
                 con.execute("ROLLBACK")
                 raise
         return len(rows)
+
+    def replace_for_account(
+        self,
+        account: str,
+        frames: dict[str, pl.DataFrame],
+        appended: dict[str, Sequence[dict[str, Any]]] | None = None,
+    ) -> None:
+        """Replaces each table's rows of ``account`` with a frame, all in one transaction.
+
+        Derived tables (breaks, daily balances, the enriched ledger) are rebuilt whole on each
+        reconciliation: replacing them per account keeps other accounts untouched and a reader
+        never sees a mix of two runs.
+        """
+        with self.write() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for table, frame in frames.items():
+                    con.execute(f"DELETE FROM {table} WHERE account = ?", [account])
+                    if frame.height:
+                        columns = ", ".join(frame.columns)
+                        con.register("incoming", frame.to_arrow())
+                        con.execute(
+                            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming"
+                        )
+                        con.unregister("incoming")
+                for table, rows in (appended or {}).items():
+                    if rows:
+                        names = list(rows[0])
+                        marks = ", ".join("?" for _ in names)
+                        con.executemany(
+                            f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                            [[row[c] for c in names] for row in rows],
+                        )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
 
     # -- analyst copy ---------------------------------------------------------------------------
 

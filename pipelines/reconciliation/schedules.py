@@ -1,0 +1,9 @@
+"""The reconciliation job; the daily refresh schedule runs it after the snapshots."""
+
+from dagster import AssetSelection, define_asset_job
+
+reconciliation_job = define_asset_job(
+    "reconciliation_run",
+    selection=AssetSelection.assets("balance_breaks", "daily_balance", "ledger_enriched"),
+    description="Reconcile the landed ledger against itself and the snapshots.",
+)

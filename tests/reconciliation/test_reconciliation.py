@@ -1,0 +1,210 @@
+"""Reconciliation end to end: simulator scenarios with known hidden movements, through the real
+sync, into balance_breaks. Exactly the injected movements are found, with exact gaps, and
+nothing else, whatever the sign convention or the order the API returns entries in."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from pipelines.cli.sync_command import run_sync
+from pipelines.settings import Settings
+from simulator import HiddenMovementSpec, Scenario
+from tests.conftest import Simulated
+from tests.pipeline.helpers import cli, table
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+
+BREAKS = (
+    "SELECT kind, break_start, break_end, gap, expected_balance, observed_balance, "
+    "agent_id, campaign_id, channel, ambiguous FROM balance_breaks ORDER BY kind, break_end"
+)
+
+
+def expected_continuity(s: Simulated) -> list[tuple]:
+    truth = s.sim.truth(s.company)
+    return sorted(
+        (m.before_created_at, m.after_created_at, m.gap)
+        for m in truth.hidden_movements
+        if not m.at_end
+    )
+
+
+def found(settings: Settings, kind: str) -> list[tuple]:
+    rows = table(settings.warehouse, BREAKS)
+    return sorted((r[1], r[2], r[3]) for r in rows if r[0] == kind)
+
+
+@pytest.mark.parametrize(
+    ("convention", "order", "configured"),
+    [
+        ("signed", "newest_first", "signed"),
+        ("signed", "oldest_first", "signed"),
+        ("unsigned", "newest_first", "unsigned"),
+        ("unsigned", "oldest_first", "infer"),
+    ],
+)
+def test_exactly_the_injected_movements_are_found(
+    simulated: Start, creditlens_env: Env, convention: str, order: str, configured: str
+) -> None:
+    scenario = Scenario.named("hidden_movements").with_overrides(
+        sign_convention=convention, entry_order=order
+    )
+    s = simulated(scenario)
+    settings = creditlens_env(s, CREDITLENS_SIGN_CONVENTION=configured)
+    report = run_sync(settings, None, None)
+    want = expected_continuity(s)
+    assert len(want) == 3  # after an index, inside a tie group, at a day boundary
+    assert found(settings, "continuity") == want
+    truth = s.sim.truth(s.company)
+    at_end = [m for m in truth.hidden_movements if m.at_end]
+    summary = table(
+        settings.warehouse,
+        "SELECT break_start, break_end, expected_balance, observed_balance, gap "
+        "FROM balance_breaks WHERE kind = 'summary'",
+    )
+    assert summary == [
+        (
+            at_end[0].before_created_at,
+            None,
+            at_end[0].expected_balance,
+            truth.balance,
+            at_end[0].gap,
+        )
+    ]
+    assert found(settings, "breakdown") == []
+    runs = table(
+        settings.warehouse, "SELECT sign_convention, sign_inferred FROM reconciliation_runs"
+    )
+    assert runs == [(convention, configured == "infer")]
+    assert any(g > 0 for _, _, g in want) and any(g < 0 for _, _, g in want)
+    meta = report.reconciliation.materializations["balance_breaks"]
+    assert meta["breaks_continuity"] == 3 and meta["breaks_summary"] == 1
+
+
+def test_the_api_order_changes_nothing(simulated: Start, creditlens_env: Env, tmp_path) -> None:
+    results = []
+    for order in ("newest_first", "oldest_first"):
+        s = simulated(Scenario.named("hidden_movements").with_overrides(entry_order=order))
+        settings = creditlens_env(s, CREDITLENS_WAREHOUSE=str(tmp_path / f"{order}.duckdb"))
+        run_sync(settings, None, None)
+        results.append(
+            (
+                table(settings.warehouse, BREAKS),
+                table(
+                    settings.warehouse, "SELECT * EXCLUDE (run_id) FROM daily_balance ORDER BY day"
+                ),
+                table(
+                    settings.warehouse,
+                    "SELECT entry_id, chain_position FROM ledger_enriched ORDER BY chain_position",
+                ),
+            )
+        )
+    assert results[0] == results[1]
+
+
+def test_a_break_at_a_366_day_window_boundary(simulated: Start, creditlens_env: Env) -> None:
+    history = 400
+    boundary_days_ago = history - 366  # the last day of the first 366-day window
+    movement = HiddenMovementSpec(amount=Decimal("3.3"), day_boundary_days_ago=boundary_days_ago)
+    scenario = Scenario.named("small").with_company(
+        "acme", history_days=history, entries_per_day=4, hidden_movements=[movement]
+    )
+    s = simulated(scenario)
+    settings = creditlens_env(s)
+    report = run_sync(settings, None, None)
+    assert report.ledger.materializations["ledger_entries"]["windows"] == 2
+    want = expected_continuity(s)
+    assert len(want) == 1
+    start, end, gap = want[0]
+    assert end.date() - start.date() >= timedelta(days=1)
+    assert start.date() == s.first_day + timedelta(days=365)  # the window's last day
+    assert found(settings, "continuity") == want and gap == Decimal("3.3")
+
+
+def test_a_breakdown_disagreement_is_found_per_item(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("breakdown_mismatch")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    truth = s.sim.truth(s.company)
+    [mismatch] = truth.breakdown_mismatches
+    rows = [r for r in table(settings.warehouse, BREAKS) if r[0] == "breakdown"]
+    assert [(r[6], r[7], r[8], r[4], r[5], r[3]) for r in rows] == [
+        (
+            mismatch.agent_id,
+            mismatch.campaign_id,
+            mismatch.channel,
+            mismatch.expected,
+            mismatch.served,
+            mismatch.delta,
+        )
+    ]
+    assert found(settings, "continuity") == [] and found(settings, "summary") == []
+
+
+def test_statement_identity_and_it_equals_sql_over_the_ledger(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("hidden_movements")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    months = table(
+        settings.warehouse,
+        "SELECT month, opening, debits, credits, refunds, adjustments, other, hidden_movements, "
+        "closing FROM monthly_statement ORDER BY month",
+    )
+    assert len(months) >= 3
+    for month, opening, *moves, closing in months:
+        assert opening + sum(moves) == closing, month
+    for previous, current in itertools.pairwise(months):
+        assert current[1] == previous[-1]  # each opening is the previous closing
+    by_sql = table(
+        settings.warehouse,
+        "SELECT date_trunc('month', created_at)::DATE AS month, "
+        "coalesce(sum(signed_amount) FILTER (category = 'debit'), 0), "
+        "coalesce(sum(signed_amount) FILTER (category = 'credit'), 0), "
+        "coalesce(sum(signed_amount) FILTER (category = 'refund'), 0) "
+        "FROM ledger_enriched GROUP BY 1 ORDER BY 1",
+    )
+    assert [(m[0], m[2], m[3], m[4]) for m in months] == by_sql
+    hidden = sum((m[7] for m in months), Decimal(0))
+    assert hidden == sum((g for _, _, g in expected_continuity(s)), Decimal(0))
+
+
+def test_enriched_ledger_follows_the_subscription_in_force(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("plan_change")
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    s.sim.clock.advance(timedelta(days=1, hours=1))
+    run_sync(settings, None, None)
+    rows = table(
+        settings.warehouse,
+        "SELECT plan, subscription_backfilled, count(*) FROM ledger_enriched "
+        "GROUP BY ALL ORDER BY ALL",
+    )
+    plans = {(plan, backfilled) for plan, backfilled, _ in rows}
+    assert ("Growth", True) in plans  # before the first snapshot: the earliest stands in
+    assert ("Scale", False) in plans  # after the upgrade was observed
+    names = table(
+        settings.warehouse,
+        "SELECT count(*) FILTER (campaign_id IS NOT NULL AND campaign_name IS NULL) "
+        "FROM ledger_enriched",
+    )
+    assert names == [(0,)]
+
+
+def test_fail_on_breaks_sets_the_exit_code(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("hidden_movements")
+    creditlens_env(s)
+    plain = cli("sync")
+    assert plain.returncode == 0, plain.stderr
+    assert "3 hidden movement(s)" in plain.stdout and "hidden movement: expected" in plain.stdout
+    strict = cli("sync", "--fail-on-breaks")
+    assert strict.returncode == 3
