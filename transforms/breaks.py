@@ -54,32 +54,35 @@ def timestamp_text(expr: pl.Expr) -> pl.Expr:
 
 
 def continuity_detail() -> pl.Expr:
-    """Sentence for a continuity break row (needs the break columns already computed)."""
-    sentence = pl.format(
-        "Balance break on account {}: expected {}, actual {}, difference {}, "
-        "between entry {} at {} and entry {} at {}.",
+    """Sentence for a continuity break row (needs the break columns already computed).
+
+    Built with concat_str rather than pl.format: format panics on gathered string views in
+    polars 2.1.
+    """
+    sentence = pl.concat_str(
+        pl.lit("Balance break on account "),
         pl.col("account"),
+        pl.lit(": expected "),
         pl.col("expected_balance").cast(pl.Utf8),
+        pl.lit(", actual "),
         pl.col("observed_balance").cast(pl.Utf8),
+        pl.lit(", difference "),
         pl.col("gap").cast(pl.Utf8),
+        pl.lit(", between entry "),
         pl.col("before_entry_id"),
+        pl.lit(" at "),
         timestamp_text(pl.col("break_start")),
+        pl.lit(" and entry "),
         pl.col("after_entry_id"),
+        pl.lit(" at "),
         timestamp_text(pl.col("break_end")),
+        pl.lit("."),
     )
-    return (
-        pl.when(pl.col("ambiguous"))
-        .then(
-            pl.concat_str(
-                sentence,
-                pl.lit(
-                    " The entries sharing a timestamp here can be ordered in several ways that"
-                    " explain the balances differently."
-                ),
-            )
-        )
-        .otherwise(sentence)
+    ambiguity = pl.lit(
+        " The entries sharing a timestamp here can be ordered in several ways that"
+        " explain the balances differently."
     )
+    return pl.when(pl.col("ambiguous")).then(pl.concat_str(sentence, ambiguity)).otherwise(sentence)
 
 
 def money_text(value: Decimal) -> str:

@@ -20,8 +20,8 @@ import polars as pl
 from transforms.breaks import conform_breaks, continuity_detail, empty_breaks
 from transforms.entry_type import DEFAULT_RULES, EntryTypeRules
 from transforms.micros import MONEY, decimal_to_micros, from_micros, to_micros
-from transforms.normalize import SignConvention, with_signed_amount
-from transforms.tie_order import resolve_tie_group
+from transforms.normalize import SignConvention, SignInference, with_signed_amount
+from transforms.tie_order import resolve_cluster
 
 _MAX_PASSES = 4
 _SORT_KEYS = ["account", "created_at", "__before", "__after", "entry_id"]
@@ -45,6 +45,7 @@ class Reconciliation:
     convention: SignConvention
     searched_groups: int
     ambiguous_groups: int
+    inference: SignInference | None = None
 
 
 def reconcile_continuity(
@@ -90,7 +91,7 @@ def reconcile_continuity(
         if not pending:
             break
         order = _search_groups(chain, pending, tol, exhaustive_limit, ambiguous)
-        searched |= pending
+        searched |= pending  # _search_groups added the groups it decided along with them
         # Positional columns are recomputed: the permutation moved rows within their groups.
         chain = chain[order].with_columns(_group_columns())
     else:
@@ -124,9 +125,16 @@ def _candidate_column(tol: int) -> pl.Expr:
 
 
 def _groups_touching_candidates(chain: pl.DataFrame) -> set[int]:
-    """Tie groups (2+ rows) containing a candidate break or the entry just before one."""
+    """Tie groups (2+ rows) containing a candidate break or the entry just before one.
+
+    An account's first group has no balance to start from, so it may have several continuous
+    orders ending at different balances; the same holds for a run of tie groups opening the
+    account. A break right after such a run may disappear with another order of the run, so the
+    whole run joins the search.
+    """
     in_tie = pl.col("__same_group") | pl.col("__same_group").shift(-1).fill_null(False)
     marked = chain.select(
+        "account",
         __group=pl.col("__group"),
         __prev_group=pl.col("__group").shift(1),
         __tie=in_tie,
@@ -135,61 +143,122 @@ def _groups_touching_candidates(chain: pl.DataFrame) -> set[int]:
     ).filter(pl.col("__break"))
     if marked.height == 0:
         return set()
-    here = marked.filter(pl.col("__tie"))["__group"].to_list()
-    before = marked.filter(pl.col("__prev_tie"))["__prev_group"].to_list()
-    return set(here) | set(before)
+    here = marked.filter(pl.col("__tie")).select("account", "__group")
+    before = marked.filter(pl.col("__prev_tie")).select("account", __group="__prev_group")
+    seeds = pl.concat([here, before]).unique()
+    if seeds.height == 0:
+        return set()
+    firsts = dict(chain.filter(~pl.col("__same_account")).select("account", "__group").iter_rows())
+    singles = dict(
+        chain.select("account", "__group", __tie=in_tie)
+        .filter(~pl.col("__tie"))
+        .group_by("account")
+        .agg(pl.col("__group").min())
+        .iter_rows()
+    )
+    groups: set[int] = set()
+    for account, group in seeds.iter_rows():
+        groups.add(group)
+        first = firsts[account]
+        if group < singles.get(account, group + 1):
+            groups.update(range(first, group))
+    return groups
 
 
 def _search_groups(
     chain: pl.DataFrame, pending: set[int], tol: int, exhaustive_limit: int, ambiguous: set[int]
 ) -> pl.Series:
     """Runs the tie search on `pending` groups; returns the row permutation that applies it."""
-    wanted = pl.Series(sorted({g + d for g in pending for d in (-1, 0, 1)}), dtype=pl.UInt32)
-    rows = (
-        chain.with_row_index("__position")
-        .filter(pl.col("__group").cast(pl.UInt32).is_in(wanted))
-        .select("__position", "__group", "account", "__before", "__after")
-    )
-    positions: dict[int, list[int]] = {}
-    edges: dict[int, list[tuple[int, int]]] = {}
-    accounts: dict[int, str] = {}
-    for position, group, account, before, after in rows.iter_rows():
-        positions.setdefault(group, []).append(position)
-        edges.setdefault(group, []).append((before, after))
-        accounts[group] = account
-    chosen_end: dict[int, int] = {}
+    groups = _GroupRows(chain)
+    groups.fetch({g + d for g in pending for d in (-1, 0, 1)})
+    searched = _with_balanced_followers(groups, pending)
     slots: list[int] = []
     sources: list[int] = []
-    for group in sorted(pending):
-        account = accounts[group]
-        start: int | None = None
-        if accounts.get(group - 1) == account:
-            start = chosen_end.get(group - 1, edges[group - 1][-1][1])
-        ends: list[int] | None = None
-        if accounts.get(group + 1) == account:
-            following = edges[group + 1]
-            ends = _likely_starts(following) if group + 1 in pending else [following[0][0]]
-        resolution = resolve_tie_group(edges[group], start, ends, tol, exhaustive_limit)
+    for cluster in _clusters(searched, groups.accounts):
+        first, last = cluster[0], cluster[-1]
+        account = groups.accounts[first]
+        start = groups.edges[first - 1][-1][1] if groups.account(first - 1) == account else None
+        end = groups.edges[last + 1][0][0] if groups.account(last + 1) == account else None
+        resolution = resolve_cluster(
+            [groups.edges[g] for g in cluster], start, end, tol, exhaustive_limit
+        )
         if resolution.ambiguous:
-            ambiguous.add(group)
-        group_positions = positions[group]
-        slots.extend(group_positions)
-        sources.extend(group_positions[i] for i in resolution.order)
-        chosen_end[group] = edges[group][resolution.order[-1]][1]
+            ambiguous.update(cluster)
+        for group, order in zip(cluster, resolution.orders, strict=True):
+            group_positions = groups.positions[group]
+            slots.extend(group_positions)
+            sources.extend(group_positions[i] for i in order)
+    pending |= searched
     permutation = pl.int_range(chain.height, dtype=pl.Int64, eager=True)
     if slots:
         permutation = permutation.scatter(slots, sources)
     return permutation
 
 
-def _likely_starts(edges: list[tuple[int, int]]) -> list[int]:
-    """Balances a not-yet-ordered next group can start from without a break."""
-    excess: dict[int, int] = {}
-    for before, after in edges:
-        excess[before] = excess.get(before, 0) + 1
-        excess[after] = excess.get(after, 0) - 1
-    surplus = sorted(v for v, e in excess.items() if e > 0)
-    return surplus or sorted({before for before, _ in edges})
+class _GroupRows:
+    """Rows of a few groups pulled out of the chain, fetched by group id on demand."""
+
+    def __init__(self, chain: pl.DataFrame) -> None:
+        self.chain = chain
+        self.positions: dict[int, list[int]] = {}
+        self.edges: dict[int, list[tuple[int, int]]] = {}
+        self.accounts: dict[int, str] = {}
+        self.fetched: set[int] = set()
+
+    def fetch(self, groups: set[int]) -> None:
+        wanted = sorted(groups - self.fetched)
+        if not wanted:
+            return
+        self.fetched.update(wanted)
+        rows = (
+            self.chain.with_row_index("__position")
+            .filter(pl.col("__group").cast(pl.Int64).is_in(pl.Series(wanted).implode()))
+            .select("__position", "__group", "account", "__before", "__after")
+        )
+        for position, group, account, before, after in rows.iter_rows():
+            self.positions.setdefault(group, []).append(position)
+            self.edges.setdefault(group, []).append((before, after))
+            self.accounts[group] = account
+
+    def account(self, group: int) -> str | None:
+        return self.accounts.get(group)
+
+
+def _with_balanced_followers(groups: _GroupRows, pending: set[int]) -> set[int]:
+    """`pending` plus the tie groups of zero net amount that follow it.
+
+    A tie group whose entries net to zero (a debit and its refund in one millisecond) is a
+    circuit: it can be walked from any of its balances, so where it starts depends on the group
+    before it and it must be decided with that group, as must whatever follows it.
+    """
+    searched = set(pending)
+    frontier = {g + 1 for g in pending} - searched
+    while frontier:
+        groups.fetch(frontier | {g + 1 for g in frontier})
+        following: set[int] = set()
+        for group in sorted(frontier):
+            edges = groups.edges.get(group, [])
+            if (
+                len(edges) > 1
+                and groups.account(group) == groups.account(group - 1)
+                and sum(after - before for before, after in edges) == 0
+            ):
+                searched.add(group)
+                following.add(group + 1)
+        frontier = following - searched
+    return searched
+
+
+def _clusters(pending: set[int], accounts: dict[int, str]) -> list[list[int]]:
+    """Runs of consecutive pending groups of one account: their orders depend on each other."""
+    clusters: list[list[int]] = []
+    for group in sorted(pending):
+        previous = clusters[-1][-1] if clusters else None
+        if previous == group - 1 and accounts[previous] == accounts[group]:
+            clusters[-1].append(group)
+        else:
+            clusters.append([group])
+    return clusters
 
 
 def _ordered_ledger(signed: pl.DataFrame, chain: pl.DataFrame) -> pl.DataFrame:
@@ -221,7 +290,8 @@ def _continuity_breaks(chain: pl.DataFrame, ambiguous: set[int]) -> pl.DataFrame
         observed=pl.col("__before"),
         before_entry_id=pl.col("entry_id").shift(1),
         after_entry_id=pl.col("entry_id"),
-        ambiguous=pl.col("__group").is_in(flagged) | pl.col("__group").shift(1).is_in(flagged),
+        ambiguous=pl.col("__group").is_in(flagged.implode())
+        | pl.col("__group").shift(1).is_in(flagged.implode()),
     ).filter(pl.col("__break"))
     found = rows.select(
         "account",

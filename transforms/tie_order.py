@@ -1,284 +1,223 @@
 """Order of the entries that share a createdAt, decided by their balances.
 
 Timestamps tie often (concurrent conversations, a grant and a usage in the same millisecond), and
-the API's row order means nothing, so within a tie group the balances decide. Each entry is an edge
-balance_before -> balance_after of a multigraph; a continuous order is an Euler trail that starts
-at the balance left by the previous entry and ends where the next entry starts. When no such trail
-exists, the order with the fewest breaks is wanted, and a group is flagged ambiguous when the
-balances do not determine which breaks there are.
+the API's row order means nothing, so within a tie group the balances decide. A continuous order
+of a group is an Euler trail from the balance the previous entry left to where the next entry
+starts (see `euler_trail`). When none exists, the order with the fewest breaks is wanted, and a
+group is flagged ambiguous when the balances do not determine which breaks there are.
 
-Everything here works on integer micro-credits and plain Python: only the few groups that the
-vectorized pass could not chain reach this module.
+Consecutive tie groups that both need a search form a cluster and are decided together: the end
+one group chooses is the start of the next. A cluster is first tried greedily (the common case:
+a continuous order exists); otherwise a Viterbi pass over groups keeps, for each balance a group
+can end at, the cheapest way to get there. Groups of at most `exhaustive_limit` entries are
+searched exhaustively (dynamic programming over subsets), which also decides ambiguity exactly;
+larger groups use the Euler construction and are called ambiguous whenever 2+ breaks are needed.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-Edge = tuple[int, int]
-BreakPair = tuple[int, int]
-Vertex = int | str
+from transforms.euler_trail import (
+    MAX_FREE_CANDIDATES,
+    BreakPair,
+    Edge,
+    break_pairs,
+    fewest_jump_order,
+    free_ends,
+    free_starts,
+)
 
-_START = "virtual-start"
-_END = "virtual-end"
-_MAX_FREE_CANDIDATES = 16
+Outcome = tuple[BreakPair, ...]
+_MAX_OUTCOMES = 32
 
 
 @dataclass(frozen=True)
-class TieResolution:
-    """An order of a tie group (indices into its edges) and what it costs.
+class ClusterResolution:
+    """Chosen order per group (indices into that group's edges) and what it costs.
 
-    `breaks` counts breaks inside the group, against the start balance and against the next
-    group's start. `ambiguous` is True when several fewest-break orders report different breaks
-    (as pairs of expected and observed balances). `exhaustive` says whether every order was
-    examined (small groups) or the Euler construction alone decided (large groups, where
-    ambiguity is assumed whenever more than one break is needed).
+    `breaks` counts breaks inside the groups, against `start` and against `end`. `ambiguous` is
+    True when several fewest-break orders report different breaks (as multisets of expected and
+    observed balances), or when a large group needed 2+ breaks and was not searched exhaustively.
     """
 
-    order: tuple[int, ...]
+    orders: tuple[tuple[int, ...], ...]
     breaks: int
     ambiguous: bool
-    exhaustive: bool
 
 
-def break_pairs(
-    edges: Sequence[Edge],
-    order: Sequence[int],
+@dataclass
+class _Path:
+    cost: int
+    outcomes: set[Outcome]
+    orders: tuple[tuple[int, ...], ...]
+    exact: bool = True
+
+
+def resolve_cluster(
+    groups: Sequence[Sequence[Edge]],
     start: int | None,
     end: int | None,
     tolerance: int = 0,
-) -> tuple[BreakPair, ...]:
-    """The (expected, observed) balance of every break of `order`, sorted (a multiset)."""
-    pairs: list[BreakPair] = []
-    previous = start
-    for index in order:
-        before, after = edges[index]
-        if previous is not None and abs(before - previous) > tolerance:
-            pairs.append((previous, before))
-        previous = after
-    if end is not None and previous is not None and abs(end - previous) > tolerance:
-        pairs.append((previous, end))
-    return tuple(sorted(pairs))
+    exhaustive_limit: int = 8,
+) -> ClusterResolution:
+    """Fewest-break orders for consecutive tie groups between two fixed balances.
+
+    `start` is the balance_after of the entry before the cluster (None at an account's start);
+    `end` the balance_before of the entry after it (None at an account's end).
+    """
+    greedy = _continuous_orders(groups, start, end, tolerance)
+    if greedy is not None:
+        return ClusterResolution(greedy, 0, False)
+    states: dict[int | None, _Path] = {start: _Path(0, {()}, ())}
+    for edges in groups:
+        following: dict[int | None, _Path] = {}
+        for balance, path in states.items():
+            for finish, step in _transitions(edges, balance, tolerance, exhaustive_limit).items():
+                _merge(following, finish, _extend(path, step))
+        states = following
+    best: _Path | None = None
+    for finish, path in states.items():
+        closing = _Path(0, {()}, ())
+        if end is not None and finish is not None and abs(end - finish) > tolerance:
+            closing = _Path(1, {((finish, end),)}, ())
+        candidate = _extend(path, closing)
+        if best is None or candidate.cost < best.cost:
+            best = candidate
+        elif candidate.cost == best.cost:
+            best.outcomes |= candidate.outcomes
+            best.exact = best.exact and candidate.exact
+    assert best is not None
+    ambiguous = len(best.outcomes) > 1 or (not best.exact and best.cost > 1)
+    return ClusterResolution(best.orders, best.cost, ambiguous)
 
 
 def resolve_tie_group(
     edges: Sequence[Edge],
     start: int | None,
-    ends: Sequence[int] | None,
+    end: int | None,
     tolerance: int = 0,
     exhaustive_limit: int = 8,
-) -> TieResolution:
-    """The fewest-break order of `edges` between `start` and one of `ends`.
-
-    `start` is the balance_after of the previous entry (None for an account's first group);
-    `ends` are the balances the next group can start from (None for the last group). The Euler
-    construction runs first; when it needs breaks and the group is small, an exhaustive search
-    over orders confirms the minimum and decides ambiguity exactly.
-    """
-    if not edges:
-        return TieResolution((), 0, False, True)
-    starts = [start] if start is not None else _free_starts(edges)
-    end_choices = sorted(set(ends)) if ends else []
-    targets: list[int] = end_choices or _free_ends(edges)
-    best: tuple[int, ...] | None = None
-    best_cost = -1
-    outcomes: set[tuple[BreakPair, ...]] = set()
-    for start_vertex in starts:
-        for target in targets:
-            order = tuple(_euler_order(edges, start_vertex, target))
-            counted_end = target if end_choices else None
-            pairs = break_pairs(edges, order, start, counted_end, tolerance)
-            if best is None or len(pairs) < best_cost:
-                best, best_cost, outcomes = order, len(pairs), {pairs}
-            elif len(pairs) == best_cost:
-                outcomes.add(pairs)
-    assert best is not None
-    if best_cost == 0:
-        return TieResolution(best, 0, False, True)
-    if len(edges) <= exhaustive_limit:
-        cost, results, order = _exhaustive(edges, start, end_choices or None, tolerance)
-        if cost < best_cost:
-            best = order
-        return TieResolution(best, min(cost, best_cost), len(results) > 1, True)
-    return TieResolution(best, best_cost, best_cost > 1 or len(outcomes) > 1, False)
+) -> ClusterResolution:
+    """One group alone: `resolve_cluster` with a single group."""
+    return resolve_cluster([edges], start, end, tolerance, exhaustive_limit)
 
 
-def _free_starts(edges: Sequence[Edge]) -> list[int]:
-    """Where an unanchored group may start: surplus balances first, then every other balance.
-
-    Any balance may be the best start (a disconnected cycle costs one break less at the very
-    start), so all are tried, up to a cap that only very large first groups reach.
-    """
-    excess = _excess(edges)
-    surplus = sorted(v for v, e in excess.items() if e > 0)
-    rest = sorted({b for b, _ in edges} - set(surplus))
-    return (surplus + rest)[:_MAX_FREE_CANDIDATES]
-
-
-def _free_ends(edges: Sequence[Edge]) -> list[int]:
-    excess = _excess(edges)
-    deficit = sorted(v for v, e in excess.items() if e < 0)
-    rest = sorted({a for _, a in edges} - set(deficit))
-    return (deficit + rest)[:_MAX_FREE_CANDIDATES]
-
-
-def _excess(edges: Sequence[Edge]) -> dict[int, int]:
-    excess: dict[int, int] = defaultdict(int)
-    for before, after in edges:
-        excess[before] += 1
-        excess[after] -= 1
-    return excess
-
-
-class _Components:
-    """Union-find over vertices: which balances are linked by some entry."""
-
-    def __init__(self) -> None:
-        self.parent: dict[Vertex, Vertex] = {}
-
-    def find(self, v: Vertex) -> Vertex:
-        self.parent.setdefault(v, v)
-        root = v
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[v] != root:
-            self.parent[v], v = root, self.parent[v]
-        return root
-
-    def union(self, a: Vertex, b: Vertex) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
-def _euler_order(edges: Sequence[Edge], start: int, end: int) -> list[int]:
-    """An order of every edge that is a trail from `start` to `end` with the fewest jumps.
-
-    Jump edges are added from surplus-in to surplus-out balances, chaining the weakly connected
-    components (start's first, end's last) so that the augmented graph has an Euler trail; each
-    jump is a break. Hierholzer's algorithm then walks it, real edges before jumps.
-    """
-    all_edges: list[tuple[Vertex, Vertex, int]] = [(b, a, i) for i, (b, a) in enumerate(edges)]
-    all_edges.append((_START, start, -1))
-    all_edges.append((end, _END, -1))
-    components = _Components()
-    excess: dict[Vertex, int] = defaultdict(int)
-    for u, v, _ in all_edges:
-        components.union(u, v)
-        excess[u] += 1
-        excess[v] -= 1
-    members: dict[Vertex, list[int]] = defaultdict(list)
-    for u, v, _ in all_edges:
-        for vertex in (u, v):
-            if isinstance(vertex, int):
-                members[components.find(vertex)].append(vertex)
-    sources: dict[Vertex, list[int]] = defaultdict(list)
-    sinks: dict[Vertex, list[int]] = defaultdict(list)
-    for vertex in sorted(v for v in excess if isinstance(v, int)):
-        root = components.find(vertex)
-        if excess[vertex] > 0:
-            sources[root].extend([vertex] * excess[vertex])
-        elif excess[vertex] < 0:
-            sinks[root].extend([vertex] * -excess[vertex])
-    first, last = components.find(_START), components.find(_END)
-    others = sorted((r for r in members if r not in (first, last)), key=lambda r: min(members[r]))
-    for root in others:
-        if not sources[root]:
-            # A balanced component (a cycle, a zero amount) is entered and left at one balance.
-            entry = min(members[root])
-            sources[root].append(entry)
-            sinks[root].append(entry)
-    chain = [first, *others]
-    if last != first:
-        chain.append(last)
-    elif others:
-        if not sinks[first]:
-            sources[first].append(start)
-            sinks[first].append(start)
-        chain.append(first)
-    jumps: list[tuple[int, int]] = []
-    for a, b in itertools.pairwise(chain):
-        jumps.append((sinks[a].pop(0), sources[b].pop(0)))
-    for root in dict.fromkeys(chain):  # deterministic: string hashes vary between processes
-        jumps.extend(zip(sinks[root], sources[root], strict=True))
-    adjacency: dict[Vertex, list[tuple[Vertex, int]]] = defaultdict(list)
-    for u, v, index in all_edges:
-        if index >= 0:
-            adjacency[u].append((v, index))
-    for u, v in jumps:
-        adjacency[u].append((v, -2))
-    adjacency[_START].append((start, -1))
-    adjacency[end].append((_END, -1))
-    return _hierholzer(adjacency)
-
-
-def _hierholzer(adjacency: dict[Vertex, list[tuple[Vertex, int]]]) -> list[int]:
-    """Real edge indices along an Euler trail from the virtual start."""
-    cursor: dict[Vertex, int] = defaultdict(int)
-    stack: list[tuple[Vertex, int]] = [(_START, -3)]
-    trail: list[int] = []
-    while stack:
-        vertex, _ = stack[-1]
-        out = adjacency.get(vertex, [])
-        if cursor[vertex] < len(out):
-            stack.append(out[cursor[vertex]])
-            cursor[vertex] += 1
+def _continuous_orders(
+    groups: Sequence[Sequence[Edge]], start: int | None, end: int | None, tolerance: int
+) -> tuple[tuple[int, ...], ...] | None:
+    """Orders with no break at all, found group by group, or None when that fails."""
+    orders: list[tuple[int, ...]] = []
+    previous = start
+    for position, edges in enumerate(groups):
+        if position + 1 < len(groups):
+            targets: list[int] | None = sorted({b for b, _ in groups[position + 1]})
         else:
-            trail.append(stack.pop()[1])
-    trail.reverse()
-    return [index for index in trail if index >= 0]
+            targets = [end] if end is not None else None
+        found = _continuous_order(edges, previous, targets, tolerance)
+        if found is None:
+            return None
+        orders.append(found)
+        previous = edges[found[-1]][1]
+    return tuple(orders)
 
 
-def _exhaustive(
-    edges: Sequence[Edge], start: int | None, ends: Sequence[int] | None, tolerance: int
-) -> tuple[int, set[tuple[BreakPair, ...]], tuple[int, ...]]:
-    """Fewest breaks over every order, the distinct break multisets reaching it, and one order.
+def _continuous_order(
+    edges: Sequence[Edge], start: int | None, targets: list[int] | None, tolerance: int
+) -> tuple[int, ...] | None:
+    starts = [start] if start is not None else free_starts(edges)
+    for start_vertex in starts:
+        for target in (targets or free_ends(edges))[:MAX_FREE_CANDIDATES]:
+            order = tuple(fewest_jump_order(edges, start_vertex, target))
+            counted_end = target if targets else None
+            if not break_pairs(edges, order, start, counted_end, tolerance):
+                return order
+    return None
 
-    Dynamic programming over (entries used, last entry): the future cost only depends on the last
-    balance and what is left, so keeping the cheapest partial results per state is exact.
+
+def _extend(path: _Path, step: _Path) -> _Path:
+    outcomes = {tuple(sorted(a + b)) for a in path.outcomes for b in step.outcomes}
+    return _Path(
+        path.cost + step.cost,
+        _capped(outcomes),
+        path.orders + step.orders,
+        path.exact and step.exact,
+    )
+
+
+def _merge(states: dict[int | None, _Path], balance: int | None, path: _Path) -> None:
+    current = states.get(balance)
+    if current is None or path.cost < current.cost:
+        states[balance] = path
+    elif path.cost == current.cost:
+        current.outcomes = _capped(current.outcomes | path.outcomes)
+        current.exact = current.exact and path.exact
+
+
+def _capped(outcomes: set[Outcome]) -> set[Outcome]:
+    """Two distinct outcomes already prove ambiguity; keeping a few more is only for reports."""
+    if len(outcomes) <= _MAX_OUTCOMES:
+        return outcomes
+    return set(sorted(outcomes)[:_MAX_OUTCOMES])
+
+
+def _transitions(
+    edges: Sequence[Edge], start: int | None, tolerance: int, exhaustive_limit: int
+) -> dict[int, _Path]:
+    """For each balance the group can end at: the cheapest orders from `start` that end there."""
+    if len(edges) <= exhaustive_limit:
+        return _exhaustive_transitions(edges, start, tolerance)
+    return _construction_transitions(edges, start, tolerance)
+
+
+def _construction_transitions(
+    edges: Sequence[Edge], start: int | None, tolerance: int
+) -> dict[int, _Path]:
+    found: dict[int, _Path] = {}
+    starts = [start] if start is not None else free_starts(edges)
+    ends = sorted({a for _, a in edges})[:MAX_FREE_CANDIDATES]
+    for start_vertex in starts:
+        for target in ends:
+            order = tuple(fewest_jump_order(edges, start_vertex, target))
+            pairs = break_pairs(edges, order, start, None, tolerance)
+            finish = edges[order[-1]][1]
+            _merge(found, finish, _Path(len(pairs), {pairs}, (order,), exact=False))  # type: ignore[arg-type]
+    return found
+
+
+def _exhaustive_transitions(
+    edges: Sequence[Edge], start: int | None, tolerance: int
+) -> dict[int, _Path]:
+    """Every order, by dynamic programming over (entries used, last entry).
+
+    The future cost only depends on the last balance and the entries left, so keeping the
+    cheapest partial outcomes per state is exact.
     """
     n = len(edges)
     befores = [b for b, _ in edges]
     afters = [a for _, a in edges]
-    State = tuple[int, set[tuple[BreakPair, ...]], tuple[int, ...]]
-    table: list[dict[int, State]] = [{} for _ in range(1 << n)]
+    table: list[dict[int, _Path]] = [{} for _ in range(1 << n)]
     for i in range(n):
         if start is not None and abs(start - befores[i]) > tolerance:
-            table[1 << i][i] = (1, {((start, befores[i]),)}, (i,))
+            table[1 << i][i] = _Path(1, {((start, befores[i]),)}, ((i,),))
         else:
-            table[1 << i][i] = (0, {()}, (i,))
+            table[1 << i][i] = _Path(0, {()}, ((i,),))
     for mask in range(1, 1 << n):
-        for last, (cost, results, path) in table[mask].items():
+        for last, path in table[mask].items():
             after = afters[last]
             for nxt in range(n):
                 if mask >> nxt & 1:
                     continue
                 before = befores[nxt]
+                order = ((*path.orders[0], nxt),)
                 if abs(before - after) > tolerance:
-                    new_cost = cost + 1
-                    new_results = {tuple(sorted((*r, (after, before)))) for r in results}
+                    outcomes = {tuple(sorted((*o, (after, before)))) for o in path.outcomes}
+                    step = _Path(path.cost + 1, outcomes, order)
                 else:
-                    new_cost, new_results = cost, results
-                slot = table[mask | 1 << nxt]
-                current = slot.get(nxt)
-                if current is None or new_cost < current[0]:
-                    slot[nxt] = (new_cost, set(new_results), (*path, nxt))
-                elif new_cost == current[0]:
-                    current[1].update(new_results)
-    best_cost = -1
-    best_results: set[tuple[BreakPair, ...]] = set()
-    best_order: tuple[int, ...] = ()
-    for last, (cost, results, path) in table[(1 << n) - 1].items():
-        after = afters[last]
-        for end in ends or [None]:
-            if end is not None and abs(end - after) > tolerance:
-                total = cost + 1
-                finished = {tuple(sorted((*r, (after, end)))) for r in results}
-            else:
-                total, finished = cost, results
-            if best_cost < 0 or total < best_cost:
-                best_cost, best_results, best_order = total, set(finished), path
-            elif total == best_cost:
-                best_results.update(finished)
-    return best_cost, best_results, best_order
+                    step = _Path(path.cost, set(path.outcomes), order)
+                _merge(table[mask | 1 << nxt], nxt, step)  # type: ignore[arg-type]
+    found: dict[int, _Path] = {}
+    for last, path in table[(1 << n) - 1].items():
+        _merge(found, afters[last], _Path(path.cost, set(path.outcomes), path.orders))  # type: ignore[arg-type]
+    return found

@@ -1,0 +1,230 @@
+"""Statements and report aggregates, computed before anything is plotted.
+
+The daily statement is the ledger's own account of each day: the opening balance, the movements
+per category, the movements the ledger did not show (hidden_movements), and the closing balance,
+with opening + movements + hidden_movements = closing exactly and each opening equal to the
+previous closing. Outputs grow with days x dimensions, never with entries.
+
+Location of a hidden movement: the difference between an entry's balance_before and the previous
+entry's balance_after belongs to the UTC day of the later entry. A gap between two days thus opens
+the later day, and that day's opening is the previous day's closing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Literal
+
+import polars as pl
+
+from transforms.entry_type import CATEGORIES, DEFAULT_RULES, EntryTypeRules, type_meanings
+from transforms.micros import MONEY, from_micros, to_micros
+
+Grain = Literal["day", "week", "month"]
+Dimension = Literal["agent_id", "campaign_id", "channel"]
+
+MOVEMENT_COLUMNS: tuple[str, ...] = ("debits", "credits", "refunds", "adjustments", "other")
+_CATEGORY_COLUMN = dict(zip(CATEGORIES, MOVEMENT_COLUMNS, strict=True))
+STATEMENT_MONEY_COLUMNS: tuple[str, ...] = (
+    "opening",
+    *MOVEMENT_COLUMNS,
+    "hidden_movements",
+    "closing",
+)
+_TRUNCATE: dict[str, str] = {"day": "1d", "week": "1w", "month": "1mo"}
+
+
+def daily_balance(ordered: pl.DataFrame, rules: EntryTypeRules = DEFAULT_RULES) -> pl.DataFrame:
+    """Per account and UTC day with entries: the statement columns, all Decimal(18,6).
+
+    `ordered` is the reconciled ledger (`chain_position`, `signed_amount`, `balance_before`).
+    Hidden movements are computed from the chain itself, so they equal the continuity gaps located
+    in the day, plus any difference smaller than a non-zero tolerance; the identity is exact
+    either way.
+    """
+    meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
+    chain = (
+        ordered.select(
+            "account",
+            "created_at",
+            "chain_position",
+            "entry_type",
+            amount=to_micros(pl.col("signed_amount")),
+            before=to_micros(pl.col("balance_before")),
+            after=to_micros(pl.col("balance_after")),
+        )
+        .join(meanings, on="entry_type", how="left", nulls_equal=True)
+        .sort("account", "chain_position")
+        .with_columns(
+            day=pl.col("created_at").dt.date(),
+            previous_after=pl.when(pl.col("account") == pl.col("account").shift(1)).then(
+                pl.col("after").shift(1)
+            ),
+        )
+    )
+    movements = [
+        pl.col("amount").filter(pl.col("category") == category).sum().alias(column)
+        for category, column in _CATEGORY_COLUMN.items()
+    ]
+    daily = (
+        chain.group_by("account", "day", maintain_order=True)
+        .agg(
+            pl.coalesce(pl.col("previous_after"), pl.col("before")).first().alias("opening"),
+            *movements,
+            (pl.col("before") - pl.col("previous_after")).sum().alias("hidden_movements"),
+            pl.col("after").last().alias("closing"),
+        )
+        .sort("account", "day")
+    )
+    return daily.with_columns(
+        from_micros(pl.col(c)).alias(c) for c in STATEMENT_MONEY_COLUMNS
+    ).select("account", "day", *STATEMENT_MONEY_COLUMNS)
+
+
+def monthly_statement(daily: pl.DataFrame) -> pl.DataFrame:
+    """Per account and month (`month` = first day, a Date): the daily statement rolled up."""
+    return (
+        daily.sort("account", "day")
+        .group_by("account", month=pl.col("day").dt.truncate("1mo"), maintain_order=True)
+        .agg(
+            pl.col("opening").first(),
+            *[pl.col(c).sum() for c in (*MOVEMENT_COLUMNS, "hidden_movements")],
+            pl.col("closing").last(),
+        )
+        .with_columns(pl.col(c).cast(MONEY) for c in STATEMENT_MONEY_COLUMNS)
+        .sort("account", "month")
+        .select("account", "month", *STATEMENT_MONEY_COLUMNS)
+    )
+
+
+def consumption_by(
+    ordered: pl.DataFrame,
+    dimension: Dimension | Sequence[Dimension],
+    grain: Grain = "day",
+    rules: EntryTypeRules = DEFAULT_RULES,
+) -> pl.DataFrame:
+    """Consumption per account, period and dimension value(s).
+
+    `consumption` is the gross magnitude of debit-category entries (what the breakdown reports),
+    `refunds` the refunds tied to the same dimension, `net_consumption` their difference,
+    `entries` the number of debit-category entries. `period` is the Date the period starts
+    (weeks start on Monday).
+    """
+    dimensions = [dimension] if isinstance(dimension, str) else list(dimension)
+    meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
+    amount = to_micros(pl.col("signed_amount"))
+    is_debit = pl.col("category") == "debit"
+    is_refund = pl.col("category") == "refund"
+    return (
+        ordered.join(meanings, on="entry_type", how="left", nulls_equal=True)
+        .filter(is_debit | is_refund)
+        .group_by(
+            "account",
+            *dimensions,
+            period=pl.col("created_at").dt.truncate(_TRUNCATE[grain]).dt.date(),
+        )
+        .agg(
+            consumption=amount.filter(is_debit).abs().sum(),
+            refunds=amount.filter(is_refund).abs().sum(),
+            entries=is_debit.sum().cast(pl.Int64),
+        )
+        .with_columns(net_consumption=pl.col("consumption") - pl.col("refunds"))
+        .with_columns(
+            from_micros(pl.col(c)).alias(c) for c in ("consumption", "refunds", "net_consumption")
+        )
+        .sort("account", "period", *dimensions, nulls_last=True)
+        .select(
+            "account", "period", *dimensions, "consumption", "refunds", "net_consumption", "entries"
+        )
+    )
+
+
+def consumption_totals(
+    consumption: pl.DataFrame, dimension: Dimension | Sequence[Dimension]
+) -> pl.DataFrame:
+    """Totals per account and dimension value over the periods of `consumption_by`, with shares.
+
+    `share` is each value's fraction of the account's gross consumption: a Float64 ratio meant for
+    display (money stays Decimal), null when the account consumed nothing.
+    """
+    dimensions = [dimension] if isinstance(dimension, str) else list(dimension)
+    money = ("consumption", "refunds", "net_consumption")
+    totals = consumption.group_by("account", *dimensions).agg(
+        *[to_micros(pl.col(c)).sum() for c in money], pl.col("entries").sum()
+    )
+    account_total = pl.col("consumption").sum().over("account")
+    return (
+        totals.with_columns(
+            share=pl.when(account_total > 0).then(
+                pl.col("consumption").cast(pl.Float64) / account_total.cast(pl.Float64)
+            )
+        )
+        .with_columns(from_micros(pl.col(c)).alias(c) for c in money)
+        .sort(
+            ["account", "consumption", *dimensions],
+            descending=[False, True, *[False] * len(dimensions)],
+            nulls_last=True,
+        )
+        .select("account", *dimensions, *money, "entries", "share")
+    )
+
+
+def burn_rate(daily: pl.DataFrame, grain: Literal["day", "week"] = "day") -> pl.DataFrame:
+    """Net consumption per account and period: -(debits + refunds), from the daily statement.
+
+    Grants, top-ups, adjustments and expiries are not burn: they are not what agents consume.
+    Days without entries have no row (a burn of zero).
+    """
+    burn = -(to_micros(pl.col("debits")) + to_micros(pl.col("refunds")))
+    return (
+        daily.group_by("account", period=pl.col("day").dt.truncate(_TRUNCATE[grain]))
+        .agg(burn=burn.sum())
+        .with_columns(burn=from_micros(pl.col("burn")))
+        .sort("account", "period")
+    )
+
+
+def runway(daily: pl.DataFrame, lookback_days: int = 28, as_of: date | None = None) -> pl.DataFrame:
+    """Days until the balance reaches zero at the recent burn, per account.
+
+    The average daily burn is the burn of the `lookback_days` calendar days ending at `as_of`
+    (default: the account's last day with entries) divided by `lookback_days`. `runway_days`
+    (Decimal, one decimal) is null when the account is not burning, zero when the balance is
+    already at or below zero.
+    """
+    if lookback_days < 1:
+        raise ValueError("lookback_days must be at least 1")
+    rows = []
+    burn_by_day = burn_rate(daily, "day")
+    for (account,), days in daily.sort("day").group_by("account", maintain_order=True):
+        last_day = days["day"].max() if as_of is None else as_of
+        known = days.filter(pl.col("day") <= last_day)
+        if known.height == 0:
+            continue
+        balance = known["closing"][-1]
+        window_start = last_day - timedelta(days=lookback_days - 1)
+        burned = burn_by_day.filter(
+            pl.col("account") == account, pl.col("period").is_between(window_start, last_day)
+        )["burn"].sum()
+        average = (Decimal(burned or 0) / lookback_days).quantize(
+            Decimal("0.000001"), ROUND_HALF_EVEN
+        )
+        days_left: Decimal | None = None
+        if average > 0:
+            days_left = max(balance, Decimal(0)) / average
+            days_left = days_left.quantize(Decimal("0.1"), ROUND_HALF_EVEN)
+        rows.append((account, last_day, balance, lookback_days, average, days_left))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "account": pl.Utf8,
+            "as_of": pl.Date,
+            "balance": MONEY,
+            "lookback_days": pl.Int64,
+            "avg_daily_burn": MONEY,
+            "runway_days": pl.Decimal(18, 1),
+        },
+        orient="row",
+    )

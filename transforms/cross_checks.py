@@ -1,0 +1,314 @@
+"""The ledger against the two other views of the same money: the summary and the breakdown.
+
+A movement after the last entry only shows as a summary balance that differs from the last
+balance_after; a movement the ledger hides inside the period shows as a breakdown item that does
+not match the ledger's own debits. Both checks degrade to 'unavailable' (never an exception) when
+a deployment names the fields differently or the snapshot is missing: a reconciliation that
+crashes hides more than one that says what it could not check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+import polars as pl
+
+from transforms.breaks import conform_breaks, empty_breaks, money_text
+from transforms.entry_type import DEFAULT_RULES, EntryTypeRules, type_meanings
+from transforms.micros import decimal_to_micros, micros_to_decimal, to_micros
+
+CheckStatus = Literal["ok", "break", "unavailable"]
+ItemKey = tuple[str | None, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """Result of one cross-check: a status, one sentence, and its rows of `balance_breaks`."""
+
+    status: CheckStatus
+    message: str
+    breaks: pl.DataFrame
+    tolerance: Decimal
+
+
+@dataclass(frozen=True)
+class BreakdownFields:
+    """Field names of `GET /Consumption/breakdown` (docs/contracts.md defaults)."""
+
+    period_start: str = "periodStart"
+    period_end: str = "periodEnd"
+    items: str = "items"
+    agent_id: str = "agentId"
+    campaign_id: str = "campaignId"
+    channel: str = "channel"
+    credits: str = "credits"
+
+
+def parse_money(value: Any) -> Decimal | None:
+    """Decimal, int or numeric text as an exact Decimal; a float goes through its text.
+
+    None for anything else (booleans included), so callers can report what they could not read.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Decimal | int | str | float):
+        try:
+            parsed = Decimal(str(value).strip())
+        except InvalidOperation:
+            return None
+        return parsed if parsed.is_finite() else None
+    return None
+
+
+def parse_instant(value: Any) -> datetime | None:
+    """ISO 8601 text or datetime as an aware UTC datetime (naive values are taken as UTC)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def summary_check(
+    ordered_ledger: pl.DataFrame,
+    snapshot: Mapping[str, Any] | None,
+    *,
+    account: str | None = None,
+    balance_field: str = "balance",
+    tolerance: Decimal = Decimal(0),
+) -> CheckOutcome:
+    """The snapshot's current balance against the ledger's last balance_after.
+
+    A difference beyond `tolerance` is a 'summary' break: a movement after the last entry
+    (break_start = that entry's createdAt, break_end null).
+    """
+    tolerance = Decimal(tolerance)
+
+    def unavailable(message: str) -> CheckOutcome:
+        return CheckOutcome("unavailable", message, empty_breaks(), tolerance)
+
+    if snapshot is None:
+        return unavailable("No consumption snapshot: the summary balance was not checked.")
+    if balance_field not in snapshot:
+        return unavailable(
+            f"The consumption snapshot has no {balance_field!r} field: "
+            "the summary balance was not checked."
+        )
+    observed = parse_money(snapshot[balance_field])
+    if observed is None:
+        return unavailable(f"The snapshot's {balance_field!r} is not a number.")
+    chosen = _one_account(ordered_ledger, account)
+    if isinstance(chosen, str):
+        return unavailable(chosen)
+    name, entries = chosen
+    last = entries.sort("chain_position").tail(1).row(0, named=True)
+    expected = Decimal(last["balance_after"])
+    gap = observed - expected
+    if abs(gap) <= tolerance:
+        return CheckOutcome(
+            "ok",
+            f"The summary balance {money_text(observed)} of account {name} matches the last "
+            f"balance_after (entry {last['entry_id']}).",
+            empty_breaks(),
+            tolerance,
+        )
+    detail = (
+        f"Balance break on account {name} after the last entry: expected {money_text(expected)}"
+        f" (balance_after of entry {last['entry_id']} at {_instant_text(last['created_at'])}),"
+        f" actual {money_text(observed)} (summary {balance_field!r}),"
+        f" difference {money_text(gap)}."
+    )
+    row = {
+        "account": name,
+        "kind": "summary",
+        "break_start": last["created_at"],
+        "break_end": None,
+        "expected_balance": expected,
+        "observed_balance": observed,
+        "gap": gap,
+        "before_entry_id": last["entry_id"],
+        "after_entry_id": None,
+        "ambiguous": False,
+        "detail": detail,
+    }
+    breaks = conform_breaks(pl.DataFrame([row], infer_schema_length=None))
+    return CheckOutcome("break", detail, breaks, tolerance)
+
+
+def breakdown_check(
+    ordered_ledger: pl.DataFrame,
+    breakdown: Mapping[str, Any] | None,
+    *,
+    account: str | None = None,
+    fields: BreakdownFields = BreakdownFields(),
+    tolerance: Decimal = Decimal(0),
+    rules: EntryTypeRules = DEFAULT_RULES,
+) -> CheckOutcome:
+    """Each breakdown item against the ledger's gross debit-category magnitudes.
+
+    The ledger side sums |amount| of debit-category entries with createdAt in
+    [periodStart, periodEnd) per (agent_id, campaign_id, channel); a key present on one side only
+    counts as zero on the other. Each mismatch is a 'breakdown' row with expected = ledger,
+    observed = breakdown, break_start/break_end = the period bounds.
+    """
+    tolerance = Decimal(tolerance)
+
+    def unavailable(message: str) -> CheckOutcome:
+        return CheckOutcome("unavailable", message, empty_breaks(), tolerance)
+
+    if breakdown is None:
+        return unavailable("No consumption breakdown: the breakdown was not checked.")
+    start = parse_instant(breakdown.get(fields.period_start))
+    end = parse_instant(breakdown.get(fields.period_end))
+    if start is None or end is None:
+        return unavailable(
+            f"The breakdown has no readable {fields.period_start!r}/{fields.period_end!r}: "
+            "the breakdown was not checked."
+        )
+    reported = _breakdown_items(breakdown.get(fields.items), fields)
+    if isinstance(reported, str):
+        return unavailable(reported)
+    chosen = _one_account(ordered_ledger, account)
+    if isinstance(chosen, str):
+        return unavailable(chosen)
+    name, entries = chosen
+    ledger_side = _ledger_debits(entries, start, end, rules)
+    tol = decimal_to_micros(tolerance)
+    rows = []
+    for key in sorted(set(ledger_side) | set(reported), key=_key_order):
+        expected, observed = ledger_side.get(key, 0), reported.get(key, 0)
+        if abs(observed - expected) <= tol:
+            continue
+        side = (
+            ""
+            if key in reported and key in ledger_side
+            else (" (no breakdown item)" if key in ledger_side else " (no ledger debits)")
+        )
+        rows.append(_breakdown_row(name, key, expected, observed, (start, end), side))
+    if not rows:
+        return CheckOutcome(
+            "ok",
+            f"All {len(reported)} breakdown items of account {name} match the ledger.",
+            empty_breaks(),
+            tolerance,
+        )
+    breaks = conform_breaks(pl.DataFrame(rows, infer_schema_length=None))
+    message = (
+        f"{len(rows)} breakdown item(s) of account {name} differ from the ledger for "
+        f"[{_instant_text(start)}, {_instant_text(end)})."
+    )
+    return CheckOutcome("break", message, breaks, tolerance)
+
+
+def _one_account(
+    ordered_ledger: pl.DataFrame, account: str | None
+) -> tuple[str, pl.DataFrame] | str:
+    """The entries of the account checked, or the reason no single account can be chosen."""
+    if account is not None:
+        entries = ordered_ledger.filter(pl.col("account") == account)
+        if entries.height == 0:
+            return f"No ledger entries for account {account}: nothing to compare with."
+        return account, entries
+    accounts = ordered_ledger["account"].unique().to_list()
+    if not accounts:
+        return "No ledger entries: nothing to compare with."
+    if len(accounts) > 1:
+        return "The ledger holds several accounts: say which one the snapshot belongs to."
+    return accounts[0], ordered_ledger
+
+
+def _breakdown_items(items: Any, fields: BreakdownFields) -> dict[ItemKey, int] | str:
+    if not isinstance(items, list):
+        return f"The breakdown has no {fields.items!r} list: the breakdown was not checked."
+    totals: dict[ItemKey, int] = {}
+    for position, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            return f"Breakdown item {position} is not an object."
+        credits = parse_money(item.get(fields.credits))
+        if credits is None:
+            return f"Breakdown item {position} has no readable {fields.credits!r}."
+        try:
+            micros = decimal_to_micros(credits)
+        except ValueError:
+            return f"Breakdown item {position} has credits with more than 6 decimal places."
+        key = (
+            _text_or_none(item.get(fields.agent_id)),
+            _text_or_none(item.get(fields.campaign_id)),
+            _text_or_none(item.get(fields.channel)),
+        )
+        totals[key] = totals.get(key, 0) + micros
+    return totals
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _ledger_debits(
+    entries: pl.DataFrame, start: datetime, end: datetime, rules: EntryTypeRules
+) -> dict[ItemKey, int]:
+    amount = "signed_amount" if "signed_amount" in entries.columns else "amount"
+    debit_types = (
+        type_meanings(entries["entry_type"], rules)
+        .filter(pl.col("category") == "debit")["entry_type"]
+        .implode()
+    )
+    sums = (
+        entries.filter(
+            pl.col("created_at") >= start,
+            pl.col("created_at") < end,
+            pl.col("entry_type").is_in(debit_types),
+        )
+        .group_by("agent_id", "campaign_id", "channel")
+        .agg(micros=to_micros(pl.col(amount)).abs().sum())
+    )
+    return {(a, c, ch): int(m) for a, c, ch, m in sums.iter_rows()}
+
+
+def _breakdown_row(
+    account: str,
+    key: ItemKey,
+    expected: int,
+    observed: int,
+    period: tuple[datetime, datetime],
+    where: str,
+) -> dict[str, Any]:
+    agent, campaign, channel = key
+    start, end = period
+    expected_value, observed_value = micros_to_decimal(expected), micros_to_decimal(observed)
+    gap = micros_to_decimal(observed - expected)
+    detail = (
+        f"Breakdown mismatch on account {account} for agent {agent}, campaign {campaign}, "
+        f"channel {channel}{where}: expected {money_text(expected_value)} (ledger debits in "
+        f"[{_instant_text(start)}, {_instant_text(end)})), actual {money_text(observed_value)} "
+        f"(breakdown), difference {money_text(gap)}."
+    )
+    return {
+        "account": account,
+        "kind": "breakdown",
+        "break_start": start,
+        "break_end": end,
+        "expected_balance": expected_value,
+        "observed_balance": observed_value,
+        "gap": gap,
+        "agent_id": agent,
+        "campaign_id": campaign,
+        "channel": channel,
+        "ambiguous": False,
+        "detail": detail,
+    }
+
+
+def _key_order(key: ItemKey) -> tuple[tuple[bool, str], ...]:
+    return tuple((part is not None, part or "") for part in key)
+
+
+def _instant_text(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

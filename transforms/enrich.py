@@ -1,0 +1,69 @@
+"""The ledger with the context it happened in: the subscription then, the campaign's name.
+
+Snapshots are taken when creditlens syncs, not when entries happen, so an entry takes the latest
+snapshot fetched at or before its createdAt. Entries older than the first snapshot take the first
+one (the best knowledge there is) and say so in `subscription_backfilled`, so a report can show
+that the plan before the first sync is assumed, not observed.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+_UTC_MICROS = pl.Datetime("us", "UTC")
+
+
+def ledger_enriched(
+    ledger: pl.DataFrame, subscription_snapshots: pl.DataFrame, campaigns: pl.DataFrame
+) -> pl.DataFrame:
+    """`ledger` in its own row order plus `plan`, `status`, `subscription_backfilled` and
+    `campaign_name`.
+
+    `subscription_snapshots`: account, fetched_at Datetime(us, UTC), plan, status.
+    `campaigns`: account, campaign_id, name (latest names; a repeated id keeps its last row).
+    An account without any snapshot gets null plan and status and `subscription_backfilled`
+    False; an entry without campaign (or an unknown one) gets a null `campaign_name`.
+    """
+    entries = ledger.with_row_index("__row").with_columns(
+        pl.col("created_at").cast(_UTC_MICROS).alias("__at")
+    )
+    snapshots = (
+        subscription_snapshots.select(
+            "account",
+            pl.col("fetched_at").cast(_UTC_MICROS).alias("__at"),
+            "plan",
+            "status",
+            pl.lit(True).alias("__observed"),
+        )
+        .drop_nulls("__at")
+        .sort("__at")
+    )
+    earliest = (
+        snapshots.sort("account", "__at")
+        .group_by("account", maintain_order=True)
+        .first()
+        .select(
+            "account",
+            pl.col("plan").alias("__first_plan"),
+            pl.col("status").alias("__first_status"),
+            pl.lit(True).alias("__has_snapshot"),
+        )
+    )
+    as_of = entries.sort("__at").join_asof(
+        snapshots, on="__at", by="account", strategy="backward", check_sortedness=False
+    )
+    names = campaigns.select(
+        "account", "campaign_id", pl.col("name").alias("campaign_name")
+    ).unique(subset=["account", "campaign_id"], keep="last", maintain_order=True)
+    observed = pl.col("__observed").fill_null(False)
+    return (
+        as_of.join(earliest, on="account", how="left")
+        .with_columns(
+            plan=pl.when(observed).then(pl.col("plan")).otherwise(pl.col("__first_plan")),
+            status=pl.when(observed).then(pl.col("status")).otherwise(pl.col("__first_status")),
+            subscription_backfilled=~observed & pl.col("__has_snapshot").fill_null(False),
+        )
+        .join(names, on=["account", "campaign_id"], how="left")
+        .sort("__row")
+        .drop("__row", "__at", "__observed", "__first_plan", "__first_status", "__has_snapshot")
+    )
