@@ -73,7 +73,11 @@ def _parse_int(
     if not _INT.fullmatch(raw):
         error.add(name, "must be an integer")
         return default
-    value = int(raw)
+    digits = raw.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 12:  # surely out of range; int() would refuse 4300+ digits anyway
+        error.add(name, f"must be between 1 and {high}")
+        return default
+    value = -int(digits) if raw.startswith("-") else int(digits)
     if not 1 <= value <= high:
         error.add(name, f"must be between 1 and {high}")
     return value

@@ -6,6 +6,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.simulator.conftest import LEDGER, Served
 
@@ -14,8 +16,7 @@ WINDOW = {"startDate": "2025-03-01", "endDate": "2025-03-15"}
 
 
 def get(small: Served, params: dict[str, Any]) -> httpx.Response:
-    with small.client() as client:
-        return client.get(LEDGER, params=params)
+    return small.shared().get(LEDGER, params=params)
 
 
 def assert_bad_request(response: httpx.Response, detail: str) -> None:
@@ -100,6 +101,8 @@ def test_span_is_at_most_366_days_counted_inclusively(
         ("pageNumber", "0", "must be between 1 and 2147483647"),
         ("pageNumber", "-1", "must be between 1 and 2147483647"),
         ("pageNumber", "2147483648", "must be between 1 and 2147483647"),
+        ("pageNumber", "9" * 5000, "must be between 1 and 2147483647"),
+        ("pageNumber", "-" + "9" * 5000, "must be between 1 and 2147483647"),
         ("pageNumber", "abc", "must be an integer"),
         ("pageNumber", "1.5", "must be an integer"),
         ("pageNumber", "", "must be an integer"),
@@ -115,12 +118,19 @@ def test_paging_bounds(small: Served, name: str, value: str, rule: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("pageNumber", "1"), ("pageNumber", "2147483647"), ("pageSize", "1"), ("pageSize", "100")],
+    [
+        ("pageNumber", "1"),
+        ("pageNumber", "2147483647"),
+        ("pageNumber", "0" * 5000 + "2"),
+        ("pageSize", "1"),
+        ("pageSize", "100"),
+        ("pageSize", "+7"),
+    ],
 )
 def test_paging_limits_are_inclusive(small: Served, name: str, value: str) -> None:
     response = get(small, {**WINDOW, name: value})
     assert response.status_code == 200
-    assert response.json()[name] == int(value)
+    assert response.json()[name] == int(value.lstrip("0"))
 
 
 def test_range_errors_come_before_paging_errors(small: Served) -> None:
@@ -151,3 +161,22 @@ def test_unknown_paths_and_methods_get_problem_details(small: Served) -> None:
     assert missing.json()["title"] == "Not Found"
     assert wrong_method.status_code == 405
     assert wrong_method.json()["status"] == 405
+
+
+NAMES = st.sampled_from(["startDate", "endDate", "pageNumber", "pageSize", "other"])
+VALUES = st.one_of(
+    st.text(max_size=40),
+    st.dates().map(str),
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.text(alphabet="0123456789+-", max_size=6000),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params=st.dictionaries(NAMES, VALUES, max_size=5))
+def test_any_query_gets_200_or_a_named_400(small: Served, params: dict[str, str]) -> None:
+    response = get(small, params)
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        detail = response.json()["detail"]
+        assert detail.split(":")[0] in ("startDate", "endDate", "pageNumber", "pageSize")
