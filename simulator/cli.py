@@ -31,8 +31,16 @@ def simulate(
     ] = None,
 ) -> None:
     """Serves the simulated billing API until Ctrl-C; prints companies and key fingerprints."""
-    chosen = Scenario.resolve(scenario)
-    moment = datetime.fromisoformat(now) if now else None
+    try:
+        chosen = Scenario.resolve(scenario)
+    except (ValueError, OSError) as error:
+        raise typer.BadParameter(str(error), param_hint="--scenario") from None
+    try:
+        moment = datetime.fromisoformat(now) if now else None
+    except ValueError:
+        raise typer.BadParameter(
+            f"not an ISO 8601 date-time: {now!r}", param_hint="--now"
+        ) from None
     sim = Simulator(chosen, seed=seed, now=moment, demo_key=key)
     sock = bind_socket(host, port)
     shown_host = f"[{host}]" if ":" in host else host

@@ -250,6 +250,9 @@ class Scenario(_Model):
 
         if name_or_path in PRESETS:
             return cls.named(name_or_path)
+        if not Path(name_or_path).is_file():
+            names = ", ".join(sorted(PRESETS))
+            raise ValueError(f"{name_or_path!r} is neither a preset ({names}) nor a file")
         return cls.load(name_or_path)
 
     def with_overrides(self, **overrides: Any) -> Scenario:

@@ -61,3 +61,15 @@ def test_help_documents_every_option() -> None:
     for option in ("--host", "--port", "--seed", "--key", "--scenario", "--now"):
         assert option in result.output
     assert "NAME" in result.output and "FILE" in result.output
+
+
+def test_bad_options_are_reported_not_raised() -> None:
+    app = typer.Typer()
+    app.command()(simulate)
+    runner = CliRunner()
+    unknown = runner.invoke(app, ["--scenario", "no-such-scenario", "--port", "0"])
+    assert unknown.exit_code == 2
+    assert "neither a preset" in unknown.output
+    bad_now = runner.invoke(app, ["--scenario", "small", "--now", "yesterday", "--port", "0"])
+    assert bad_now.exit_code == 2
+    assert "not an ISO 8601 date-time" in bad_now.output
