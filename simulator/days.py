@@ -31,12 +31,12 @@ def _plural(n: int, word: str) -> str:
 
 # channel -> (units per unit of use, lowest count, highest count, description of a count)
 _COUNTED = {
-    "Chat": (350, 2, 40, lambda n: f"Chat conversation {n} messages"),
+    "Chat": (500, 2, 40, lambda n: f"Chat conversation {n} messages"),
     "SMS": (75, 1, 4, lambda n: f"SMS {_plural(n, 'segment')}"),
-    "WhatsApp": (125, 1, 20, lambda n: f"WhatsApp conversation {_plural(n, 'message')}"),
+    "WhatsApp": (150, 1, 20, lambda n: f"WhatsApp conversation {_plural(n, 'message')}"),
     "Email": (10, 1, 3, lambda n: f"Email {_plural(n, 'message')}"),
 }
-_PHONE_RATE = 125  # units per second: 0.0125 credit
+_PHONE_RATE = 200  # units per second: 0.02 credit
 _COST_CACHE: dict[tuple[str, int], tuple[int, str]] = {}
 
 
