@@ -1,0 +1,366 @@
+"""An account at a glance: balance and hidden movements, burn, runway, plan limits, and links."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from dashboards import figures, paths
+from dashboards.markup import (
+    Column,
+    Html,
+    esc,
+    facts,
+    link,
+    link_cell,
+    money_cell,
+    number_cell,
+    page,
+    para,
+    section,
+    table,
+    text_cell,
+)
+from dashboards.model import DIMENSIONS, Account
+from dashboards.money import money_text, percent_text, percent_value
+from dashboards.pages.common import TITLES, File, month_label, when
+from transforms.aggregate import burn_rate, runway
+
+LOOKBACK_DAYS = 28
+# Limit name in /Subscription -> what measures its use.
+LIMIT_USAGE = {"monthlyCredits": "credits used this period", "agents": "agents with entries"}
+
+
+def overview_file(account: Account, key_audit: bool) -> File:
+    path = paths.overview(account.name)
+    here = path
+    body: list[Html] = [para(n, "warn") for n in account.notices]
+    body.append(_headline(account))
+    body.append(_links(account, key_audit, here))
+    if account.daily.height:
+        body.append(section("Balance", _balance_chart(account)))
+        body.append(section("Burn", *_burn_charts(account.daily)))
+    else:
+        body.append(para("No reconciled ledger days yet: run `creditlens sync`.", "empty"))
+    body.append(section("Plan limits and usage", *_limits(account)))
+    body.append(section("Monthly statements", _statements(account, here)))
+    return File(
+        path,
+        page(
+            path=path,
+            title="Overview",
+            account=account.name,
+            breadcrumbs=[("All accounts", paths.SITE_INDEX)],
+            body=body,
+            charts=True,
+            sortable=True,
+        ),
+    )
+
+
+def runway_text(account: Account) -> str:
+    """Runway in words, the same sentence on the overview and on the site index."""
+    if not account.daily.height:
+        return "unknown (no ledger days)"
+    row = runway(account.daily, lookback_days=LOOKBACK_DAYS).row(0, named=True)
+    burn = row["avg_daily_burn"]
+    days = row["runway_days"]
+    if days is None:
+        return f"not burning (no net consumption in the {LOOKBACK_DAYS} days to {row['as_of']})"
+    if days == 0:
+        return "none: the balance is at or below zero"
+    whole_days = int(days)
+    until = row["as_of"] + timedelta(days=whole_days)
+    return (
+        f"{days} days at {money_text(burn)} credits/day (average over the {LOOKBACK_DAYS} days "
+        f"to {row['as_of']}): about {until}"
+    )
+
+
+def latest_balance(account: Account) -> Decimal | None:
+    if not account.daily.height:
+        return None
+    value = account.daily["closing"][-1]
+    assert isinstance(value, Decimal)
+    return value
+
+
+def _headline(account: Account) -> Html:
+    rows: list[tuple[str, Any]] = [
+        ("Balance (last entry)", money_text(latest_balance(account))),
+        ("Data as of", when(account.as_of)),
+        ("Runway", runway_text(account)),
+    ]
+    if account.consumption is not None:
+        rows.append(
+            (
+                "Balance reported by /Consumption",
+                f"{money_text(account.consumption.balance)} at "
+                f"{when(account.consumption.fetched_at)}",
+            )
+        )
+    if account.subscription is not None:
+        sub = account.subscription
+        rows.append(("Plan", f"{sub.plan or '—'} ({sub.status or 'status unknown'})"))
+    hidden = sum(
+        (b.gap or Decimal(0) for b in account.breaks if b.kind == "continuity"), Decimal(0)
+    )
+    rows.append(
+        (
+            "Breaks",
+            f"{len(account.breaks):,} (hidden movements: {money_text(hidden)})"
+            if account.breaks
+            else "none",
+        )
+    )
+    return facts(rows)
+
+
+def _links(account: Account, key_audit: bool, here: str) -> Html:
+    items = []
+    month = account.report_month
+    if month is not None and account.statement(month) is not None:
+        label = f"Statement {month_label(month)}" + (
+            "" if account.report_month_full else " (month to date)"
+        )
+        items.append(link(paths.relative(here, paths.statement(account.name, month)), label))
+    elif month is not None:
+        items.append(esc(f"No statement for {month_label(month)}"))
+    items.append(link(paths.relative(here, paths.reconciliation(account.name)), "Reconciliation"))
+    for dimension in DIMENSIONS:
+        if dimension in account.dimensions:
+            target = paths.dimension_index(account.name, dimension)
+            items.append(link(paths.relative(here, target), TITLES[dimension]))
+    if key_audit:
+        items.append(link(paths.relative(here, paths.KEY_AUDIT), "API key audit"))
+    lis = "".join(f"<li>{item}</li>" for item in items)
+    return Html(f'<nav aria-label="Reports"><ul class="links">{lis}</ul></nav>')
+
+
+def _balance_chart(account: Account) -> Html:
+    daily = account.daily
+    closing = daily["closing"].to_list()
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "line": {"shape": "hv", "color": "#2454c5"},
+            "name": "closing balance",
+            "x": figures.axis_dates(daily["day"].to_list()),
+            "y": [figures.plot_number(v) for v in closing],
+            "customdata": figures.money_hover(closing),
+            "hovertemplate": "%{x}: %{customdata} credits<extra>closing</extra>",
+        }
+    ]
+    marks = [b for b in account.breaks if b.break_end is not None and b.kind != "breakdown"]
+    if marks:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "hidden movement",
+                "marker": {"symbol": "x", "size": 11, "color": "#c0392b"},
+                "x": [b.break_end.isoformat() for b in marks if b.break_end],
+                "y": [figures.plot_number(b.observed or b.expected) for b in marks],
+                "customdata": [
+                    f"{b.kind}: gap {money_text(b.gap)} between {when(b.break_start)} and "
+                    f"{when(b.break_end)}"
+                    for b in marks
+                ],
+                "hovertemplate": "%{customdata}<extra></extra>",
+            }
+        )
+    return figures.embed(
+        "Balance over time, hidden movements marked",
+        data,
+        {"yaxis": {"title": {"text": "credits"}}},
+    )
+
+
+def _burn_charts(daily: pl.DataFrame) -> list[Html]:
+    out = []
+    for grain, title in (("day", "Burn per day"), ("week", "Burn per week (weeks from Monday)")):
+        burn = burn_rate(daily, grain)  # type: ignore[arg-type]
+        values = burn["burn"].to_list()
+        out.append(
+            figures.embed(
+                title,
+                [
+                    {
+                        "type": "bar",
+                        "x": figures.axis_dates(burn["period"].to_list()),
+                        "y": [figures.plot_number(v) for v in values],
+                        "customdata": figures.money_hover(values),
+                        "hovertemplate": "%{x}: %{customdata} credits<extra></extra>",
+                        "marker": {"color": "#e07b00"},
+                    }
+                ],
+                {"yaxis": {"title": {"text": "credits consumed, net of refunds"}}},
+            )
+        )
+    return out
+
+
+def _limit_rows(account: Account) -> list[tuple[str, Any, Decimal | int | None, str]]:
+    """(limit, its value, the usage measured against it, what measures it)."""
+    sub = account.subscription
+    if sub is None or not sub.limits:
+        return []
+    rows: list[tuple[str, Any, Decimal | int | None, str]] = []
+    for name, limit in sub.limits.items():
+        usage: Decimal | int | None = None
+        if name == "monthlyCredits" and account.consumption is not None:
+            usage = account.consumption.credits_used
+        elif name == "agents":
+            usage = account.agents_in_period
+        rows.append((name, limit, usage, LIMIT_USAGE.get(name, "not measured by creditlens")))
+    return rows
+
+
+def _limits(account: Account) -> list[Html]:
+    sub = account.subscription
+    if sub is None:
+        return [para("No subscription snapshot yet.", "empty")]
+    rows = _limit_rows(account)
+    intro = para(
+        f"From the subscription snapshot of {when(sub.fetched_at)}; billing period "
+        f"{when(sub.period_start)} to {when(sub.period_end)}."
+    )
+    if not rows:
+        return [intro, para("The subscription lists no limits.", "empty")]
+    consumption = account.consumption
+    extra = []
+    if consumption is not None and consumption.credits_included is not None:
+        used = consumption.credits_used or Decimal(0)
+        extra.append(
+            para(
+                f"/Consumption of {when(consumption.fetched_at)}: {money_text(used)} used of "
+                f"{money_text(consumption.credits_included)} included "
+                f"({percent_text(used, consumption.credits_included)})."
+            )
+        )
+    measured = [
+        (name, limit, usage)
+        for name, limit, usage, _ in rows
+        if usage is not None and isinstance(limit, int | Decimal) and limit > 0
+    ]
+    charts = []
+    if measured:
+        percents = [percent_value(Decimal(u), Decimal(lim)) for _, lim, u in measured]
+        charts.append(
+            figures.embed(
+                "Usage against plan limits (% of the limit)",
+                [
+                    {
+                        "type": "bar",
+                        "orientation": "h",
+                        "y": [figures.label(n) for n, _, _ in measured],
+                        "x": [figures.plot_number(p) for p in percents],
+                        "customdata": [
+                            f"{_amount(u)} of {_amount(lim)} "
+                            f"({percent_text(Decimal(u), Decimal(lim))})"
+                            for _, lim, u in measured
+                        ],
+                        "hovertemplate": "%{y}: %{customdata}<extra></extra>",
+                        "marker": {
+                            "color": ["#c0392b" if (p or 0) >= 100 else "#2454c5" for p in percents]
+                        },
+                    }
+                ],
+                {
+                    "height": 120 + 40 * len(measured),
+                    "xaxis": {"title": {"text": "% of limit"}, "rangemode": "tozero"},
+                    "yaxis": {"automargin": True},
+                    "shapes": [
+                        {
+                            "type": "line",
+                            "x0": 100,
+                            "x1": 100,
+                            "yref": "paper",
+                            "y0": 0,
+                            "y1": 1,
+                            "line": {"color": "#c0392b", "dash": "dot"},
+                        }
+                    ],
+                },
+            )
+        )
+    table_rows = [
+        [
+            text_cell(name),
+            _limit_cell(limit),
+            _limit_cell(usage) if usage is not None else text_cell("—"),
+            (
+                number_cell(
+                    percent_value(Decimal(usage), Decimal(limit)),
+                    percent_text(Decimal(usage), Decimal(limit)),
+                )
+                if usage is not None and isinstance(limit, int | Decimal)
+                else text_cell("—")
+            ),
+            text_cell(measure),
+        ]
+        for name, limit, usage, measure in rows
+    ]
+    return [
+        intro,
+        *extra,
+        *charts,
+        table(
+            "Limits of the current plan",
+            [
+                Column("Limit"),
+                Column("Value", numeric=True),
+                Column("Used", numeric=True),
+                Column("% used", numeric=True),
+                Column("Measured by"),
+            ],
+            table_rows,
+        ),
+    ]
+
+
+def _amount(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return money_text(value) if value != value.to_integral_value() else f"{value:,f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _limit_cell(value: Any) -> Any:
+    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+        return number_cell(value, _amount(value))
+    return text_cell(value if value is not None else "unlimited")
+
+
+def _statements(account: Account, here: str) -> Html:
+    return table(
+        "Every month (click a month for its statement and CSV)",
+        [
+            Column("Month"),
+            Column("Opening", numeric=True),
+            Column("Debits", numeric=True),
+            Column("Hidden movements", numeric=True),
+            Column("Closing", numeric=True),
+            Column("Entries", numeric=True),
+        ],
+        [
+            [
+                link_cell(
+                    paths.relative(here, paths.statement(account.name, s.month)),
+                    f"{s.month:%Y-%m}",
+                ),
+                money_cell(s.opening),
+                money_cell(s.debits),
+                money_cell(s.hidden_movements),
+                money_cell(s.closing),
+                number_cell(s.entries),
+            ]
+            for s in reversed(account.statements)
+        ],
+        empty="No statement yet.",
+    )

@@ -1,0 +1,377 @@
+"""Reading the warehouse: every figure aggregated in DuckDB, read in one go under the shared lock.
+
+The lock is held only while reading (a few small GROUP BY results); pages are rendered after it
+is released, so a sync never waits for a report to finish rendering.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from dashboards import model, periods
+from pipelines.warehouse.writer import Warehouse
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+from transforms.micros import MONEY
+
+RECONCILIATION_TABLES = (
+    "ledger_enriched",
+    "daily_balance",
+    "balance_breaks",
+    "reconciliation_runs",
+)
+_DAY = "CAST(timezone('UTC', created_at) AS DATE)"
+_MONTH = f"CAST(date_trunc('month', {_DAY}) AS DATE)"
+_USAGE = (
+    "coalesce(sum(abs(signed_amount)) FILTER (WHERE category = 'debit'), 0) AS consumption, "
+    "coalesce(sum(abs(signed_amount)) FILTER (WHERE category = 'refund'), 0) AS refunds, "
+    "count(*) FILTER (WHERE category = 'debit') AS entries"
+)
+
+
+class ReportError(RuntimeError):
+    """The report cannot be built from this warehouse; the message says why and what to do."""
+
+
+def read_warehouse(
+    path: Path, account: str | None = None, month: date | None = None
+) -> model.Warehouse:
+    with Warehouse(path).read() as con:
+        tables = {r[0] for r in _rows(con, "SELECT table_name FROM information_schema.tables")}
+        notices = []
+        missing = [t for t in RECONCILIATION_TABLES if t not in tables]
+        if missing:
+            notices.append(
+                "This warehouse has no reconciliation tables yet ("
+                + ", ".join(missing)
+                + "): run `creditlens sync` with this version of creditlens to upgrade it."
+            )
+        names = _accounts(con, tables)
+        if account is not None:
+            if account not in names:
+                known = ", ".join(names) or "none"
+                raise ReportError(f"no data for account {account!r} (accounts: {known})")
+            names = [account]
+        accounts = [_account(con, tables, name, month) for name in names]
+        audits = _key_audit(con) if "key_audit" in tables else []
+    return model.Warehouse(accounts, audits, notices)
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    return con.execute(sql, list(params)).fetchall()
+
+
+def _accounts(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
+    sources = [
+        t
+        for t in (
+            "ledger_entries",
+            "daily_balance",
+            "reconciliation_runs",
+            "subscription_snapshots",
+            "consumption_snapshots",
+        )
+        if t in tables
+    ]
+    if not sources:
+        return []
+    union = " UNION ".join(f"SELECT DISTINCT account FROM {t}" for t in sources)
+    return [r[0] for r in _rows(con, f"SELECT account FROM ({union}) ORDER BY account")]
+
+
+def _account(
+    con: duckdb.DuckDBPyConnection, tables: set[str], name: str, requested: date | None
+) -> model.Account:
+    notices: list[str] = []
+    daily = _daily(con, tables, name)
+    subscription = _subscription(con, name) if "subscription_snapshots" in tables else None
+    consumption = _consumption(con, name) if "consumption_snapshots" in tables else None
+    ledger_entries = _count(con, "SELECT count(*) FROM ledger_entries WHERE account = ?", name)
+    reconciled = (
+        _count(con, "SELECT count(*) FROM ledger_enriched WHERE account = ?", name)
+        if "ledger_enriched" in tables
+        else 0
+    )
+    if ledger_entries != reconciled:
+        notices.append(
+            f"The ledger holds {ledger_entries:,} entries but the reconciliation covers "
+            f"{reconciled:,}: figures are as of the last reconciliation."
+        )
+    as_of = _as_of(con, name, daily, subscription, consumption)
+    statements: list[model.Statement] = []
+    month: date | None = None
+    full = False
+    if as_of is not None:
+        first = daily["day"].min() if daily.height else as_of
+        assert isinstance(first, date)
+        month, full = periods.report_month(as_of, first, requested)
+        statements = _statements(con, name, first, as_of) if daily.height else []
+    dimensions: dict[str, model.Dimension] = {}
+    if "ledger_enriched" in tables:
+        names = _campaign_names(con, name)
+        for dimension in model.DIMENSIONS:
+            dimensions[dimension] = _dimension(con, name, dimension, names, month)
+    return model.Account(
+        name=name,
+        as_of=as_of,
+        report_month=month,
+        report_month_full=full,
+        daily=daily,
+        statements=statements,
+        breaks=_breaks(con, name) if "balance_breaks" in tables else [],
+        reconciliation=(_reconciliation(con, name) if "reconciliation_runs" in tables else None),
+        subscription=subscription,
+        consumption=consumption,
+        dimensions=dimensions,
+        ledger_entries=ledger_entries,
+        reconciled_entries=reconciled,
+        agents_in_period=_agents_in_period(con, name, subscription, consumption),
+        notices=notices,
+    )
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> int:
+    row = con.execute(sql, list(params)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _daily(con: duckdb.DuckDBPyConnection, tables: set[str], name: str) -> pl.DataFrame:
+    columns = ", ".join(STATEMENT_MONEY_COLUMNS)
+    if "daily_balance" not in tables:
+        schema = {"account": pl.Utf8, "day": pl.Date}
+        schema.update({c: MONEY for c in STATEMENT_MONEY_COLUMNS})
+        return pl.DataFrame(schema={**schema, "entries": pl.Int32})
+    return con.sql(
+        f"SELECT account, day, {columns}, entries FROM daily_balance "
+        f"WHERE account = $account ORDER BY day",
+        params={"account": name},
+    ).pl()
+
+
+def _as_of(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    daily: pl.DataFrame,
+    subscription: model.Subscription | None,
+    consumption: model.ConsumptionSnapshot | None,
+) -> date | None:
+    """The last day the data speaks for: the last day with entries or the last fetch."""
+    candidates: list[date] = []
+    if daily.height:
+        last = daily["day"].max()
+        assert isinstance(last, date)
+        candidates.append(last)
+    row = con.execute("SELECT max(finished_at) FROM sync_runs WHERE account = ?", [name]).fetchone()
+    if row and row[0] is not None:
+        candidates.append(row[0].date())
+    for snapshot in (subscription, consumption):
+        if snapshot is not None:
+            candidates.append(snapshot.fetched_at.date())
+    return max(candidates) if candidates else None
+
+
+def _statements(
+    con: duckdb.DuckDBPyConnection, name: str, first: date, last: date | None
+) -> list[model.Statement]:
+    """Every month from the first with entries to ``last``; an idle month carries the balance."""
+    columns = ", ".join(STATEMENT_MONEY_COLUMNS)
+    found = {
+        r[0]: r
+        for r in _rows(
+            con,
+            f"SELECT month, {columns}, entries FROM monthly_statement WHERE account = ? "
+            "ORDER BY month",
+            [name],
+        )
+    }
+    if not found or last is None:
+        return []
+    out: list[model.Statement] = []
+    previous: model.Statement | None = None
+    for month in periods.months_between(first, max(last, max(found))):
+        row = found.get(month)
+        if row is not None:
+            statement = model.Statement(month, *row[1:-1], entries=int(row[-1] or 0))
+        elif previous is not None:
+            zero = Decimal("0.000000")
+            carried = previous.closing
+            statement = model.Statement(month, carried, *[zero] * 6, carried, entries=0)
+        else:
+            continue
+        out.append(statement)
+        previous = statement
+    return out
+
+
+def _breaks(con: duckdb.DuckDBPyConnection, name: str) -> list[model.Break]:
+    rows = _rows(
+        con,
+        "SELECT kind, break_start, break_end, expected_balance, observed_balance, gap, agent_id, "
+        "campaign_id, channel, ambiguous, detail, checked_at FROM balance_breaks "
+        "WHERE account = ? ORDER BY coalesce(break_end, break_start, checked_at), kind",
+        [name],
+    )
+    return [model.Break(*r) for r in rows]
+
+
+def _reconciliation(con: duckdb.DuckDBPyConnection, name: str) -> model.ReconciliationRun | None:
+    rows = _rows(
+        con,
+        "SELECT checked_at, sign_convention, sign_inferred, pairs_explained_signed, "
+        "pairs_explained_unsigned, tolerance, entries, continuity_breaks, ambiguous_ties, "
+        "summary_status, summary_message, breakdown_status, breakdown_message "
+        "FROM reconciliation_runs WHERE account = ? ORDER BY checked_at DESC LIMIT 1",
+        [name],
+    )
+    return model.ReconciliationRun(*rows[0]) if rows else None
+
+
+def _json(text: str | None, kind: type) -> Any:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text, parse_float=Decimal)
+    except ValueError:
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def _subscription(con: duckdb.DuckDBPyConnection, name: str) -> model.Subscription | None:
+    rows = _rows(
+        con,
+        "SELECT fetched_at, plan, status, features, limits, current_period_start, "
+        "current_period_end FROM subscription_snapshots WHERE account = ? AND shape_ok "
+        "ORDER BY fetched_at DESC LIMIT 1",
+        [name],
+    )
+    if not rows:
+        return None
+    fetched, plan, status, features, limits, start, end = rows[0]
+    return model.Subscription(
+        fetched, plan, status, _json(features, list), _json(limits, dict), start, end
+    )
+
+
+def _consumption(con: duckdb.DuckDBPyConnection, name: str) -> model.ConsumptionSnapshot | None:
+    rows = _rows(
+        con,
+        "SELECT fetched_at, balance, credits_used, credits_included, period_start, period_end "
+        "FROM consumption_snapshots WHERE account = ? AND shape_ok "
+        "ORDER BY fetched_at DESC LIMIT 1",
+        [name],
+    )
+    return model.ConsumptionSnapshot(*rows[0]) if rows else None
+
+
+def _agents_in_period(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    subscription: model.Subscription | None,
+    consumption: model.ConsumptionSnapshot | None,
+) -> int | None:
+    """Distinct agents with entries in the current billing period, to set against the limit."""
+    for source in (subscription, consumption):
+        if source is None:
+            continue
+        start = getattr(source, "period_start", None)
+        end = getattr(source, "period_end", None)
+        if start is not None and end is not None:
+            return _count(
+                con,
+                "SELECT count(DISTINCT agent_id) FROM ledger_entries WHERE account = ? "
+                "AND created_at >= ? AND created_at < ?",
+                name,
+                start,
+                end,
+            )
+    return None
+
+
+def _campaign_names(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, str]:
+    try:
+        rows = _rows(
+            con,
+            "SELECT campaign_id, name FROM campaigns_current "
+            "WHERE account = ? AND name IS NOT NULL",
+            [name],
+        )
+    except duckdb.Error:
+        return {}
+    return {campaign_id: campaign_name for campaign_id, campaign_name in rows}
+
+
+def _usage(rows: list[tuple]) -> dict[str | None, list[model.Usage]]:
+    out: dict[str | None, list[model.Usage]] = defaultdict(list)
+    for value, period, consumption, refunds, entries in rows:
+        out[value].append(
+            model.Usage(period, consumption, refunds, consumption - refunds, int(entries))
+        )
+    return out
+
+
+def _dimension(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    dimension: str,
+    campaign_names: dict[str, str],
+    month: date | None,
+) -> model.Dimension:
+    base = (
+        "FROM ledger_enriched WHERE account = ? AND category IN ('debit', 'refund') "
+        "GROUP BY ALL ORDER BY 2, 1"
+    )
+    daily = _usage(_rows(con, f"SELECT {dimension}, {_DAY}, {_USAGE} {base}", [name]))
+    monthly = _usage(_rows(con, f"SELECT {dimension}, {_MONTH}, {_USAGE} {base}", [name]))
+    values = []
+    for value in sorted(monthly, key=lambda v: (v is None, v or "")):
+        shown = value if value is not None else f"(no {model.DIMENSION_NAMES[dimension]})"
+        if dimension == "campaign_id" and value is not None:
+            shown = campaign_names.get(value) or value
+        values.append(model.DimensionValue(value, shown, daily.get(value, []), monthly[value]))
+    pairs: dict[str, dict[str | None, dict[str | None, tuple[Decimal, Decimal]]]] = {}
+    if month is not None:
+        previous = periods.add_months(month, -1)
+        for other in model.DIMENSIONS:
+            if other == dimension:
+                continue
+            rows = _rows(
+                con,
+                f"SELECT {dimension}, {other}, {_MONTH} AS month, sum(abs(signed_amount)) "
+                f"FROM ledger_enriched WHERE account = ? AND category = 'debit' "
+                f"AND created_at >= ? AND created_at < ? GROUP BY ALL",
+                [name, _utc(previous), _utc(periods.add_months(month, 1))],
+            )
+            table: dict[str | None, dict[str | None, tuple[Decimal, Decimal]]] = defaultdict(dict)
+            for value, other_value, row_month, amount in rows:
+                before, now = table[value].get(other_value, (Decimal(0), Decimal(0)))
+                if row_month == month:
+                    now += amount
+                else:
+                    before += amount
+                table[value][other_value] = (before, now)
+            pairs[other] = dict(table)
+    return model.Dimension(dimension, values, pairs)
+
+
+def _utc(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def _key_audit(con: duckdb.DuckDBPyConnection) -> list[model.KeyAudit]:
+    rows = _rows(
+        con,
+        "SELECT key_name, fingerprint, last4, status, intended_scope, severity, billing_exposed, "
+        "client_side_or_public, findings, audited_at FROM key_audit "
+        "QUALIFY row_number() OVER (PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) "
+        "= 1 ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' "
+        "THEN 2 WHEN 'low' THEN 3 ELSE 4 END, key_name",
+    )
+    return [model.KeyAudit(*r) for r in rows]

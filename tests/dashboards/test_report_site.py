@@ -1,0 +1,186 @@
+"""The site as files: self-contained, escaped, safely named, replaced whole, sized by days."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dashboards import ReportError, build_site, paths
+from pipelines.warehouse.connection import migrate
+from tests.dashboards.conftest import Built, site_files
+from tests.dashboards.pages import read_page
+from tests.dashboards.warehouse_factory import (
+    MAIN,
+    SECOND,
+    XSS_AGENT,
+    XSS_CAMPAIGN,
+    empty_warehouse,
+)
+
+SAFE_PART = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+
+
+def _copy(built: Built, tmp_path: Path) -> Path:
+    target = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(built.fixture.path, target)
+    return target
+
+
+def test_result_names_every_page_and_the_index(built: Built) -> None:
+    site = built.site
+    assert site.index_html == site.out_dir / "index.html" and site.index_html.is_file()
+    assert set(site.pages) == set(site_files(site.out_dir))
+    assert site.accounts == (SECOND, MAIN)
+    assert all(p.is_file() for p in (*site.pages, *site.downloads, *site.assets))
+    assert site.overviews[MAIN] == site.out_dir / paths.overview(MAIN)
+    assert site.notices == ()
+
+
+def test_every_link_is_relative_and_resolves_and_plotly_is_shipped_once(built: Built) -> None:
+    out = built.site.out_dir
+    assert [p.relative_to(out).as_posix() for p in out.rglob("plotly*.js")] == [
+        "assets/plotly.min.js"
+    ]
+    for page in site_files(out):
+        reader = read_page(page)
+        assert reader.title.endswith("creditlens")
+        for href in reader.links:
+            assert "://" not in href and not href.startswith("//"), (page, href)
+            if href.startswith("data:"):
+                continue
+            assert (page.parent / href.split("#")[0]).resolve().is_file(), (page, href)
+        assert page.stat().st_size < 200_000, "plotly.js is never inlined"
+
+
+def test_api_text_is_escaped_and_no_script_can_be_injected(built: Built) -> None:
+    for page in site_files(built.site.out_dir):
+        text = page.read_text(encoding="utf-8")
+        assert XSS_CAMPAIGN not in text, page
+        assert "<img" not in text and 'onerror="' not in text, page
+        for script in read_page(page).scripts:
+            assert script.get("src") or script.get("type") == "application/json", (page, script)
+        for block in re.findall(
+            r'<script type="application/json"[^>]*>(.*?)</script>', text, flags=re.S
+        ):
+            assert "<" not in block and ">" not in block, page
+    campaign = read_page(built.site.out_dir / paths.dimension_page(MAIN, "campaign_id", "cmp_xss"))
+    assert XSS_CAMPAIGN in campaign.title
+    agents = read_page(built.site.out_dir / paths.dimension_index(MAIN, "agent_id"))
+    assert any(XSS_AGENT in row for row in agents.rows)
+
+
+def test_file_names_are_slugs_with_a_hash(built: Built) -> None:
+    out = built.site.out_dir
+    for file in out.rglob("*"):
+        if file.name == ".creditlens-site":  # the marker that lets a rebuild replace the site
+            continue
+        for part in file.relative_to(out).parts:
+            assert SAFE_PART.match(part), part
+    assert paths.safe_name("a/b") != paths.safe_name("a-b")
+    assert paths.safe_name("../../etc").startswith("etc-")
+    assert paths.safe_name("日本").startswith("id-")
+
+
+def test_campaign_pages_use_the_name_and_fall_back_to_the_id(built: Built) -> None:
+    out = built.site.out_dir
+    winter = read_page(out / paths.dimension_page(MAIN, "campaign_id", "cmp_winter"))
+    assert winter.title.startswith("Campaign Winter renewals")
+    unnamed = read_page(out / paths.dimension_page(MAIN, "campaign_id", "cmp/../unnamed"))
+    assert unnamed.title.startswith("Campaign cmp/../unnamed")
+
+
+def test_reconciliation_page_lists_every_break_and_the_rules(built: Built) -> None:
+    page = built.site.out_dir / paths.reconciliation(MAIN)
+    text = page.read_text(encoding="utf-8")
+    rows = read_page(page).rows
+    kinds = sorted(r[0] for r in rows[1:] if r and r[0] in ("continuity", "summary", "breakdown"))
+    assert kinds == ["breakdown", "continuity", "continuity", "summary"]
+    assert "signed: debits are negative amounts" in text
+    assert "Tolerance" in text and "every difference is a break" in text
+    assert "-12.50" in text and "-30.00" in text
+
+
+def test_reconciliation_page_says_so_when_there_are_no_breaks(built: Built, tmp_path: Path) -> None:
+    warehouse = _copy(built, tmp_path)
+    con = duckdb.connect(str(warehouse))
+    con.execute("DELETE FROM balance_breaks")
+    con.close()
+    site = build_site(warehouse, tmp_path / "site", account=SECOND)
+    text = (site.out_dir / paths.reconciliation(SECOND)).read_text(encoding="utf-8")
+    assert "No breaks: every balance change is explained" in text
+
+
+def test_key_audit_shows_the_latest_run_per_key(built: Built) -> None:
+    rows = read_page(built.site.out_dir / paths.KEY_AUDIT).rows
+    by_key = {r[0]: r for r in rows[1:]}
+    assert by_key["billing-prod"][5] == "high" and by_key["billing-prod"][6] == "exposed"
+    assert "widget <b>key</b>" in by_key
+
+
+def test_account_and_month_choose_what_the_report_is_about(built: Built, tmp_path: Path) -> None:
+    site = build_site(built.fixture.path, tmp_path / "one", account=MAIN, month=date(2026, 2, 14))
+    assert site.accounts == (MAIN,)
+    assert site.report_months == {MAIN: date(2026, 2, 1)}
+    assert not (site.out_dir / paths.account_dir(SECOND)).exists()
+    with pytest.raises(ReportError, match="no data for account 'nobody'"):
+        build_site(built.fixture.path, tmp_path / "two", account="nobody")
+
+
+def test_a_rebuild_replaces_the_site_and_a_foreign_directory_is_refused(
+    built: Built, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    build_site(built.fixture.path, out, account=SECOND)
+    stale = out / "accounts" / "stale.html"
+    stale.write_text("old")
+    build_site(built.fixture.path, out, account=SECOND)
+    assert not stale.exists()
+    foreign = tmp_path / "home"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("precious")
+    with pytest.raises(ReportError, match="not a creditlens site"):
+        build_site(built.fixture.path, foreign)
+    assert (foreign / "thesis.tex").read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "site"]
+
+
+def test_an_empty_warehouse_gives_a_site_that_says_so(tmp_path: Path) -> None:
+    site = build_site(empty_warehouse(tmp_path / "w.duckdb"), tmp_path / "site")
+    assert site.accounts == () and site.pages == (site.index_html,)
+    assert "holds no account data yet" in site.index_html.read_text(encoding="utf-8")
+
+
+def test_an_older_warehouse_without_reconciliation_tables_is_named(
+    built: Built, tmp_path: Path
+) -> None:
+    path = tmp_path / "v2.duckdb"
+    con = duckdb.connect(str(path))
+    migrate(con, up_to=2)
+    con.close()
+    site = build_site(path, tmp_path / "site")
+    assert any("no reconciliation tables yet" in n for n in site.notices)
+
+
+def test_page_size_follows_days_and_values_not_entries(built: Built, tmp_path: Path) -> None:
+    """Ten times the entries on the same days, agents and campaigns: pages stay the same size."""
+    warehouse = _copy(built, tmp_path)
+    con = duckdb.connect(str(warehouse))
+    con.execute(
+        "INSERT INTO ledger_enriched SELECT e.* REPLACE (entry_id || '-copy' || i AS entry_id, "
+        "chain_position + i * 1000000 AS chain_position) FROM ledger_enriched e, range(1, 10) t(i)"
+    )
+    con.close()
+    bigger = build_site(warehouse, tmp_path / "site", account=MAIN)
+    for page in (
+        paths.dimension_page(MAIN, "agent_id", "agt_alpha"),
+        paths.dimension_index(MAIN, "campaign_id"),
+        paths.overview(MAIN),
+    ):
+        before = (built.site.out_dir / page).stat().st_size
+        after = (bigger.out_dir / page).stat().st_size
+        assert after < before * 1.1, page

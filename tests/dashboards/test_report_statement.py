@@ -1,0 +1,158 @@
+"""Finance's statement: it balances, and it says what an independent query of the ledger says."""
+
+from __future__ import annotations
+
+import csv
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+
+from dashboards import paths
+from dashboards.money import money_text
+from tests.dashboards.conftest import Built
+from tests.dashboards.pages import read_page
+from tests.dashboards.warehouse_factory import MAIN, SECOND
+
+FIGURES = (
+    "opening",
+    "debits",
+    "credits",
+    "refunds",
+    "adjustments",
+    "other",
+    "hidden_movements",
+    "closing",
+)
+MOVEMENTS = FIGURES[1:-1]
+
+# Independent of transforms/ and of the monthly_statement view: the chain itself, month by month.
+# The opening is the balance the chain carried into the month (the previous entry's balanceAfter),
+# hidden movements are the chain's gaps located at the later entry.
+INDEPENDENT = """
+WITH chain AS (
+  SELECT account, chain_position, category, signed_amount, balance_before, balance_after,
+         CAST(date_trunc('month', timezone('UTC', created_at)) AS DATE) AS month,
+         lag(balance_after) OVER w AS previous_after
+  FROM ledger_enriched WINDOW w AS (PARTITION BY account ORDER BY chain_position)
+), ranked AS (
+  SELECT *, row_number() OVER (PARTITION BY account, month ORDER BY chain_position) AS first,
+         row_number() OVER (PARTITION BY account, month ORDER BY chain_position DESC) AS last
+  FROM chain
+)
+SELECT account, month,
+  max(coalesce(previous_after, balance_before)) FILTER (WHERE first = 1) AS opening,
+  coalesce(sum(signed_amount) FILTER (WHERE category = 'debit'), 0) AS debits,
+  coalesce(sum(signed_amount) FILTER (WHERE category = 'credit'), 0) AS credits,
+  coalesce(sum(signed_amount) FILTER (WHERE category = 'refund'), 0) AS refunds,
+  coalesce(sum(signed_amount) FILTER (WHERE category = 'adjustment'), 0) AS adjustments,
+  coalesce(sum(signed_amount) FILTER (WHERE category = 'other'), 0) AS other,
+  coalesce(sum(balance_before - previous_after), 0) AS hidden_movements,
+  max(balance_after) FILTER (WHERE last = 1) AS closing
+FROM ranked GROUP BY ALL ORDER BY ALL
+"""
+ENTRIES = """
+SELECT account, CAST(date_trunc('month', entry_day) AS DATE) AS month, count(*)
+FROM ledger_entries GROUP BY ALL
+"""
+
+
+def _independent(built: Built) -> dict[tuple[str, date], dict[str, Decimal | int]]:
+    con = duckdb.connect(str(built.fixture.path), read_only=True)
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        rows = con.execute(INDEPENDENT).fetchall()
+        counts = {(a, m): n for a, m, n in con.execute(ENTRIES).fetchall()}
+    finally:
+        con.close()
+    out: dict[tuple[str, date], dict[str, Decimal | int]] = {}
+    for account, month, *figures in rows:
+        out[(account, month)] = {
+            **dict(zip(FIGURES, figures, strict=True)),
+            "entries": counts[(account, month)],
+        }
+    return out
+
+
+def _csv(built: Built, account: str, month: date) -> dict[str, str]:
+    path = built.site.out_dir / paths.statement(account, month, "csv")
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1
+    return rows[0]
+
+
+def _months(built: Built, account: str) -> list[date]:
+    prefix = f"{paths.account_dir(account)}/statement-"
+    found = []
+    for file in built.site.downloads:
+        relative = file.relative_to(built.site.out_dir).as_posix()
+        if relative.startswith(prefix):
+            year, month = relative[len(prefix) : -len(".csv")].split("-")
+            found.append(date(int(year), int(month), 1))
+    return sorted(found)
+
+
+def test_opening_plus_movements_is_closing_and_each_opening_is_the_previous_closing(
+    built: Built,
+) -> None:
+    for account in (MAIN, SECOND):
+        months = _months(built, account)
+        assert months, account
+        previous_closing = None
+        for month in months:
+            row = _csv(built, account, month)
+            figures = {name: Decimal(row[name]) for name in FIGURES}
+            movements = sum((figures[m] for m in MOVEMENTS), Decimal(0))
+            assert figures["opening"] + movements == figures["closing"], (account, month)
+            if previous_closing is not None:
+                assert figures["opening"] == previous_closing, (account, month)
+            previous_closing = figures["closing"]
+
+
+def test_statement_csv_and_page_equal_an_independent_query_of_the_ledger(built: Built) -> None:
+    expected = _independent(built)
+    seen = set()
+    for account in (MAIN, SECOND):
+        for month in _months(built, account):
+            row = _csv(built, account, month)
+            truth = expected.get((account, month))
+            if truth is None:  # a month without entries carries the balance over
+                assert int(row["entries"]) == 0
+                assert row["opening"] == row["closing"]
+                assert all(Decimal(row[m]) == 0 for m in MOVEMENTS)
+                continue
+            seen.add((account, month))
+            for name in FIGURES:
+                assert Decimal(row[name]) == truth[name], (account, month, name)
+                assert row[name] == f"{truth[name]:.6f}", "CSV decimals are exact text"
+            assert int(row["entries"]) == truth["entries"]
+            page = read_page(built.site.out_dir / paths.statement(account, month))
+            shown = {cells[0]: cells[1] for cells in page.rows if len(cells) == 2}
+            amounts = list(shown.values())[1:]  # the first row is the header
+            assert amounts == [money_text(truth[name]) for name in FIGURES]  # type: ignore[arg-type]
+    assert seen == set(expected), "every month with entries has a statement"
+
+
+def test_hidden_movements_are_on_their_own_line_in_the_month_they_happened(built: Built) -> None:
+    assert Decimal(_csv(built, MAIN, date(2026, 1, 1))["hidden_movements"]) == Decimal("-12.5")
+    # The gap between the last February entry and the first March one belongs to March.
+    assert Decimal(_csv(built, MAIN, date(2026, 2, 1))["hidden_movements"]) == 0
+    assert Decimal(_csv(built, MAIN, date(2026, 3, 1))["hidden_movements"]) == Decimal("-30")
+
+
+def test_idle_month_is_carried_and_the_current_month_is_marked_partial(built: Built) -> None:
+    february = _csv(built, SECOND, date(2026, 2, 1))
+    january = _csv(built, SECOND, date(2026, 1, 1))
+    assert february["opening"] == february["closing"] == january["closing"]
+    assert february["entries"] == "0"
+    assert _csv(built, MAIN, date(2026, 3, 1))["complete_month"] == "true"
+    assert _csv(built, MAIN, date(2026, 4, 1))["complete_month"] == "false"
+
+
+def test_overview_links_the_latest_full_month(built: Built) -> None:
+    assert built.site.report_months[MAIN] == date(2026, 3, 1)
+    overview = paths.overview(MAIN)
+    page = read_page(built.site.out_dir / overview)
+    target = paths.relative(overview, paths.statement(MAIN, date(2026, 3, 1)))
+    assert target in page.links
