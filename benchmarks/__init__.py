@@ -1,0 +1,1 @@
+"""Speed and memory measurements, side by side in one run (never assertions in the test suite)."""

@@ -1,0 +1,93 @@
+"""creditlens as a user runs it: `creditlens sync --since FIRST --until LAST`, end to end.
+
+A fresh warehouse per run, configured only through CREDITLENS_* variables, no DAGSTER_HOME (an
+ephemeral instance, as a first run on a laptop). The whole process is timed, Python start-up,
+Dagster, snapshots and the analyst copy included; the ledger's own figure is read back from the
+summary line the command prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from benchmarks.peers.measured import ChildRun, run_child
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = re.compile(
+    r"fetched (\d+), landed (\d+), quarantined (\d+) \((\d+) windows, (\d+) pages, ([\d.]+)s\)"
+)
+
+
+@dataclass(frozen=True)
+class CreditlensRun:
+    run: ChildRun
+    fetched: int
+    landed: int
+    quarantined: int
+    windows: int
+    pages: int
+    ledger_s: float
+    rows_in_warehouse: int
+
+
+def sync_environment(base_url: str, key: str, account: str, workdir: Path, first: date) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
+    env.update(
+        {
+            "CREDITLENS_BASE_URL": base_url,
+            "CREDITLENS_API_KEY": key,
+            "CREDITLENS_ACCOUNT": account,
+            "CREDITLENS_WAREHOUSE": str(workdir / "warehouse.duckdb"),
+            "CREDITLENS_LEDGER_START": first.isoformat(),
+            "CREDITLENS_AUDIT_STATE_DIR": str(workdir / "audit-state"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def run_creditlens(
+    base_url: str,
+    key: str,
+    account: str,
+    first: date,
+    last: date,
+    workdir: Path,
+    *,
+    timeout_s: float,
+    python: str = sys.executable,
+) -> CreditlensRun:
+    workdir.mkdir(parents=True, exist_ok=True)
+    command = [python, "-m", "pipelines.cli", "sync"]
+    command += ["--since", first.isoformat(), "--until", last.isoformat()]
+    run = run_child(
+        command,
+        env=sync_environment(base_url, key, account, workdir, first),
+        cwd=ROOT,
+        timeout_s=timeout_s,
+        log_dir=workdir,
+        name="creditlens-sync",
+    ).check("creditlens sync")
+    match = SUMMARY.search(run.stdout)
+    if match is None:
+        raise RuntimeError(f"creditlens sync printed no ledger summary:\n{run.stdout[-2000:]}")
+    fetched, landed, quarantined, windows, pages = (int(g) for g in match.groups()[:5])
+    with duckdb.connect(str(workdir / "warehouse.duckdb"), read_only=True) as con:
+        row = con.execute("SELECT count(*) FROM ledger_entries").fetchone()
+    return CreditlensRun(
+        run=run,
+        fetched=fetched,
+        landed=landed,
+        quarantined=quarantined,
+        windows=windows,
+        pages=pages,
+        ledger_s=float(match.group(6)),
+        rows_in_warehouse=int(row[0]) if row else 0,
+    )

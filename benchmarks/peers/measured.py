@@ -1,0 +1,120 @@
+"""Running one contender as a child process: its wall time, exit status and peak memory.
+
+Peak RSS is taken two ways and the larger kept: the kernel's own high-water mark of the child
+(``wait4``'s ``ru_maxrss``, exact but per process) and the sum of the RSS of the child's whole
+process tree, sampled from /proc (catches helpers running side by side). Every child runs in its
+own session, so a timeout kills its whole group and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SAMPLE_EVERY_S = 0.05
+
+
+class ChildTimeout(RuntimeError):
+    """A contender ran past its time bound and was killed."""
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    command: tuple[str, ...]
+    returncode: int
+    wall_s: float
+    peak_rss_mb: float
+    stdout: str
+    stderr: str
+
+    def check(self, what: str) -> ChildRun:
+        if self.returncode != 0:
+            tail = "\n".join(self.stderr.strip().splitlines()[-15:])
+            raise RuntimeError(f"{what} failed with exit code {self.returncode}:\n{tail}")
+        return self
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        tree.setdefault(int(fields[1]), []).append(int(name))
+    return tree
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def tree_rss_kb(root: int) -> int:
+    """Current RSS of ``root`` and all its descendants, in KiB."""
+    tree = _children_by_parent()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _rss_kb(pid)
+        todo.extend(tree.get(pid, ()))
+    return total
+
+
+def run_child(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout_s: float,
+    log_dir: Path,
+    name: str,
+) -> ChildRun:
+    """Runs ``command`` to completion (or kills it at ``timeout_s``), measuring it."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = log_dir / f"{name}.stdout", log_dir / f"{name}.stderr"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            list(command), env=dict(env), cwd=cwd, stdout=out, stderr=err, start_new_session=True
+        )
+        peak_kb = 0
+        deadline = started + timeout_s
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid == proc.pid:
+                    wall = time.perf_counter() - started
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+                    peak_kb = max(peak_kb, usage.ru_maxrss)
+                    break
+                peak_kb = max(peak_kb, tree_rss_kb(proc.pid))
+                if time.perf_counter() > deadline:
+                    raise ChildTimeout(f"{name} still running after {timeout_s:.0f}s; killed")
+                time.sleep(SAMPLE_EVERY_S)
+        finally:
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    return ChildRun(
+        command=tuple(command),
+        returncode=proc.returncode,
+        wall_s=wall,
+        peak_rss_mb=peak_kb / 1024,
+        stdout=out_path.read_text(errors="replace"),
+        stderr=err_path.read_text(errors="replace"),
+    )

@@ -1,0 +1,158 @@
+"""The physical floor: plain httpx fetching every ledger page as bytes, nothing else.
+
+No JSON parsing, no validation, no storage: page 1 of each window is searched for ``"total":``
+to know how many pages follow, and entries are counted by their ``"createdAt"`` keys so the
+benchmark can check every contender saw the same ledger. Whatever a real pipeline does on top
+costs time above this line.
+
+    BENCH_API_KEY=... python -m benchmarks.peers.raw_floor --base-url URL \
+        --window 2024-07-01..2025-07-01 --mode threads --workers 4
+
+Prints one JSON object: entries, pages, bytes, seconds (first request to last byte).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+PATH = "/Consumption/transactions"
+PAGE_SIZE = 100
+MAX_PAGES = 200_000  # bound on the request loop: 20 million entries
+TOTAL = re.compile(rb'"total"\s*:\s*(\d+)')
+
+
+def _params(window: str, page: int) -> dict[str, str | int]:
+    start, end = window.split("..")
+    return {"startDate": start, "endDate": end, "pageNumber": page, "pageSize": PAGE_SIZE}
+
+
+def _pages_after_first(first_page: bytes) -> int:
+    match = TOTAL.search(first_page)
+    if match is None:
+        raise RuntimeError("page 1 carries no total")
+    return max(0, math.ceil(int(match.group(1)) / PAGE_SIZE) - 1)
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.pages = 0
+        self.bytes = 0
+        self.entries = 0
+
+    def add(self, body: bytes) -> None:
+        self.pages += 1
+        self.bytes += len(body)
+        self.entries += body.count(b'"createdAt"')
+
+
+def _plan(first_pages: dict[str, bytes]) -> list[tuple[str, int]]:
+    todo = [
+        (window, page)
+        for window, body in first_pages.items()
+        for page in range(2, 2 + _pages_after_first(body))
+    ]
+    if len(todo) > MAX_PAGES:
+        raise RuntimeError(f"{len(todo)} pages is past the bound of {MAX_PAGES}")
+    return todo
+
+
+def fetch_threads(
+    base_url: str, key: str, windows: list[str], workers: int, deadline: float
+) -> _Tally:
+    tally = _Tally()
+    limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
+    with httpx.Client(
+        base_url=base_url, headers={"X-Api-Key": key}, timeout=30, limits=limits
+    ) as client:
+
+        def get(window: str, page: int) -> bytes:
+            if time.monotonic() > deadline:
+                raise TimeoutError("raw floor ran past its time bound")
+            response = client.get(PATH, params=_params(window, page))
+            response.raise_for_status()
+            return response.content
+
+        first_pages = {window: get(window, 1) for window in windows}
+        for body in first_pages.values():
+            tally.add(body)
+        todo = _plan(first_pages)
+        if workers <= 1:
+            for window, page in todo:
+                tally.add(get(window, page))
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for body in pool.map(lambda item: get(*item), todo):
+                    tally.add(body)
+    return tally
+
+
+async def _fetch_async(
+    base_url: str, key: str, windows: list[str], concurrency: int, deadline: float
+) -> _Tally:
+    tally = _Tally()
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(
+        base_url=base_url, headers={"X-Api-Key": key}, timeout=30, limits=limits
+    ) as client:
+
+        async def get(window: str, page: int) -> bytes:
+            if time.monotonic() > deadline:
+                raise TimeoutError("raw floor ran past its time bound")
+            response = await client.get(PATH, params=_params(window, page))
+            response.raise_for_status()
+            return response.content
+
+        first_pages = {window: await get(window, 1) for window in windows}
+        for body in first_pages.values():
+            tally.add(body)
+        todo = iter(_plan(first_pages))
+
+        async def worker() -> None:
+            for window, page in todo:  # one shared iterator: each page is taken once
+                tally.add(await get(window, page))
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return tally
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--window", action="append", required=True, help="FIRST..LAST, inclusive")
+    parser.add_argument("--mode", choices=["threads", "async"], default="threads")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--time-limit", type=float, default=1800)
+    args = parser.parse_args(argv)
+    key = os.environ.get("BENCH_API_KEY")
+    if not key:
+        print("BENCH_API_KEY is not set", file=sys.stderr)
+        return 2
+    deadline = time.monotonic() + args.time_limit
+    started = time.perf_counter()
+    if args.mode == "async":
+        tally = asyncio.run(_fetch_async(args.base_url, key, args.window, args.workers, deadline))
+    else:
+        tally = fetch_threads(args.base_url, key, args.window, args.workers, deadline)
+    seconds = time.perf_counter() - started
+    result = {
+        "entries": tally.entries,
+        "pages": tally.pages,
+        "bytes": tally.bytes,
+        "seconds": seconds,
+    }
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

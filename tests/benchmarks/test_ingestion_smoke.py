@@ -1,0 +1,37 @@
+"""The ingestion benchmark still runs: tiny N, no dlt peer, no timing assertions.
+
+It starts its own simulator process and a real `creditlens sync` subprocess, so it also proves
+the benchmark compares like with like: creditlens lands exactly the entries the floor fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ingestion_benchmark_runs_and_counts_agree(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    command = [sys.executable, "-m", "benchmarks.ingestion", "--entries", "2000", "--skip-peer"]
+    command += ["--floor-levels", "1,async2", "--floor-repeats", "1", "--out", str(out)]
+    command += ["--history-days", "400"]  # still two API windows, fewer daily partitions
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    (size,) = figures["sizes"]
+    fetched_by_floor = {m["entries"] for m in size["floor"]}
+    assert len(fetched_by_floor) == 1
+    entries = fetched_by_floor.pop()
+    assert entries > 1000
+    synced = size["creditlens"]["detail"]
+    assert synced["fetched"] == entries
+    assert synced["landed"] + synced["quarantined"] == entries
+    assert synced["rows_in_warehouse"] == synced["landed"]
+    assert size["peer"] is None
+    assert size["problems"] == []
+    assert {"cores", "memory_gb", "python", "date"} <= figures["machine"].keys()
+    assert "creditlens sync" in done.stdout and "floor threads x1" in done.stdout
