@@ -1,0 +1,137 @@
+"""What the reliability tests share: fast retry settings, a request spy on the simulator, and
+checks that a warehouse or an analyst copy is whole."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines.settings import Settings
+from tests.conftest import Simulated
+from tests.pipeline.helpers import truth
+
+TRANSACTIONS = "/Consumption/transactions"
+
+# Retries in milliseconds, not seconds: a test survives hundreds of faults in a few seconds. The
+# budget (10 retries) is what a fault rate of 30% needs to never be exhausted in practice:
+# 0.3 ** 11 per request.
+FAST_RETRIES = {
+    "CREDITLENS_TIMEOUT": "0.5",
+    "CREDITLENS_BACKOFF_BASE_S": "0.01",
+    "CREDITLENS_BACKOFF_MAX_S": "0.05",
+    "CREDITLENS_MAX_RETRIES": "10",
+}
+# A "timeout" fault holds its answer this long, far beyond CREDITLENS_TIMEOUT above; the simulator
+# gives up as soon as the client hangs up, so it costs the client's timeout, not this.
+FAULT_DELAY_S = 5.0
+
+
+def analyst_copy(settings: Settings) -> Path:
+    return settings.analyst_copy or settings.warehouse.with_name(
+        f"{settings.warehouse.stem}.analyst.duckdb"
+    )
+
+
+def truth_between(s: Simulated, first: date, last: date) -> list[tuple]:
+    """The simulator's ledger restricted to UTC days first..last, as `landed` reads a warehouse."""
+    return [row for row in truth(s) if first.isoformat() <= row[0][:10] <= last.isoformat()]
+
+
+def missing_rows(expected: list[tuple], got: list[tuple]) -> tuple[Counter, Counter]:
+    """(rows expected but not got, rows got but not expected), as multisets."""
+    want, have = Counter(expected), Counter(got)
+    return want - have, have - want
+
+
+def ledger_rows_if_openable(path: Path) -> int | None:
+    """Rows of ledger_entries in a database opened read-only, None when there is no file.
+
+    Raises when the file exists but is not a complete database: that is the failure we look for.
+    """
+    if not path.exists():
+        return None
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "ledger_entries" not in tables:
+            return 0
+        return int(con.execute("SELECT count(*) FROM ledger_entries").fetchone()[0])
+    finally:
+        con.close()
+
+
+def every_table(path: Path) -> dict[str, list[tuple]]:
+    """Every row of every table, sorted, to compare a database before and after a failed run."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        return {
+            name: sorted(con.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
+            for name in sorted(names)
+        }
+    finally:
+        con.close()
+
+
+def assert_one_clear_error_line(result: subprocess.CompletedProcess, *names: str) -> str:
+    """A failed command: non-zero exit, its last stderr line `creditlens: error: ...` naming
+    `names`, and no traceback anywhere."""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode not in (0, None), result.stdout + result.stderr
+    assert result.returncode > 0, f"killed by signal {-result.returncode}: {result.stderr}"
+    assert lines, "no error message on stderr"
+    last = lines[-1]
+    assert last.startswith("creditlens: error: "), result.stderr
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    for name in names:
+        assert name in last, f"{name!r} not named in: {last}"
+    return last
+
+
+class RequestSpy:
+    """Counts the simulator's requests per path as they arrive, and lets a test wait for the n-th.
+
+    Installed as a `respond` hook whose matcher never matches: it sees every request (before
+    rate faults are drawn) and changes none.
+    """
+
+    def __init__(self, s: Simulated) -> None:
+        self._s = s
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        self.counts: Counter[str] = Counter()
+        self.install()
+
+    def install(self) -> None:
+        for path in (
+            TRANSACTIONS,
+            "/Consumption",
+            "/Consumption/breakdown",
+            "/Subscription",
+            "/Campaign",
+        ):
+            self._s.sim.faults.respond(None, path=path, match=self._matcher(path))
+
+    def _matcher(self, path: str):  # type: ignore[no-untyped-def]
+        def seen(query: Mapping[str, str]) -> bool:
+            with self._arrived:
+                self.counts[path] += 1
+                self._arrived.notify_all()
+            return False
+
+        return seen
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return sum(self.counts.values())
+
+    def wait_for(self, path: str, n: int, timeout: float) -> bool:
+        with self._arrived:
+            return self._arrived.wait_for(lambda: self.counts[path] >= n, timeout=timeout)

@@ -1,0 +1,151 @@
+"""A sync through a misbehaving network and API loses nothing and invents nothing.
+
+Every fault kind of the simulator is served to 30% of all requests (ledger pages and snapshots
+alike), one kind at a time and all mixed; the landed ledger must then equal the simulator's
+ground truth row by row. Beyond the retry budget (every request faulted), the sync must fail
+with one clear line and leave the warehouse and its analyst copy as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli.runner import RunFailed
+from pipelines.cli.sync_command import run_sync
+from pipelines.settings import Settings
+from simulator import FAULT_KINDS
+from tests.conftest import Simulated
+from tests.pipeline.helpers import cli, landed, truth
+from tests.reliability.support import (
+    FAST_RETRIES,
+    FAULT_DELAY_S,
+    TRANSACTIONS,
+    RequestSpy,
+    analyst_copy,
+    assert_one_clear_error_line,
+    every_table,
+    missing_rows,
+    truth_between,
+)
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+
+RATE = 0.3  # of every request, ledger and snapshots; docs/reliability.md quotes it
+KINDS = tuple(kind for kind in FAULT_KINDS if kind != "body")  # "body" is scripted, not a fault
+STABLE_KINDS = tuple(kind for kind in KINDS if kind != "drift")
+# Drift makes the window restart; at 30% x 9 kinds a 38-request read succeeds one time in three,
+# so the mixed run needs more re-reads than the default 5 to be certain to finish.
+DRIFT_RETRIES = {"CREDITLENS_DRIFT_RETRIES": "40"}
+
+
+def _fault_everything(s: Simulated, kinds: tuple[str, ...], rate: float, seed: int = 7) -> None:
+    s.sim.faults.set_rate(rate, kinds, path=None, seed=seed, retry_after=0, delay=FAULT_DELAY_S)
+
+
+def _drifted_after_ledger(s: Simulated) -> int:
+    """Drift faults served to snapshot requests: entries that arrived after the ledger was read."""
+    return sum(1 for kind, path in s.sim.faults.fired if kind == "drift" and path != TRANSACTIONS)
+
+
+def _assert_ledger_is_truth_but_late_arrivals(s: Simulated, rows: list[tuple], late: int) -> None:
+    """Equal to the ground truth, except `late` usage entries that arrived (at the simulator's
+    now) after the ledger was read: they belong to the next sync, not to this one."""
+    not_landed, invented = missing_rows(truth_between(s, s.first_day, s.today), rows)
+    assert not invented, f"landed rows the API never served: {list(invented)[:3]}"
+    assert sum(not_landed.values()) == late, list(not_landed)[:3]
+    now = s.sim.clock.now.strftime("%Y-%m-%dT%H:%M:%S")
+    assert all(row[0].startswith(now) and row[1] == "Usage" for row in not_landed)
+
+
+@pytest.mark.parametrize(
+    "kinds", [(kind,) for kind in STABLE_KINDS] + [KINDS], ids=[*STABLE_KINDS, "all-mixed"]
+)
+def test_a_sync_through_faults_lands_exactly_the_ledger(
+    simulated: Start, creditlens_env: Env, kinds: tuple[str, ...]
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s, **FAST_RETRIES, **DRIFT_RETRIES)
+    spy = RequestSpy(s)
+    _fault_everything(s, kinds, RATE)
+    report = run_sync(settings, None, None)
+    faulted = len(s.sim.faults.fired)
+    assert faulted / spy.total >= 0.2, (faulted, spy.total)
+    served = {kind for kind, _ in s.sim.faults.fired}
+    assert served == set(kinds) or (len(kinds) > 1 and len(served) >= len(kinds) - 2), served
+    print(f"FIGURES {kinds} requests={spy.total} faulted={faulted} served={sorted(served)}")
+    rows = landed(settings.warehouse, s.company)
+    _assert_ledger_is_truth_but_late_arrivals(s, rows, _drifted_after_ledger(s))
+    meta = report.ledger.materializations["ledger_entries"]
+    assert meta["entries_fetched"] == meta["entries_landed"] + meta["entries_quarantined"]
+    assert meta["entries_quarantined"] == 0
+    assert landed(analyst_copy(settings), s.company) == rows
+
+
+def test_drift_at_a_high_rate_over_recent_days(simulated: Start, creditlens_env: Env) -> None:
+    """New entries keep arriving while the last two days are read: the window is re-read until
+    its pages agree, and what lands is the ledger as it stood when they did."""
+    s = simulated("small")
+    settings = creditlens_env(s, **FAST_RETRIES, **DRIFT_RETRIES)
+    first = s.today - timedelta(days=1)
+    _fault_everything(s, ("drift",), RATE)
+    report = run_sync(settings, first.isoformat(), s.today.isoformat())
+    assert report.ledger.materializations["ledger_entries"]["window_restarts"] > 0
+    rows = landed(settings.warehouse, s.company)
+    not_landed, invented = missing_rows(truth_between(s, first, s.today), rows)
+    assert not invented
+    assert sum(not_landed.values()) == _drifted_after_ledger(s)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=RunFailed,
+    reason=(
+        "pipelines/api/ledger_reader.py LedgerReader.read_window: a window that includes today is "
+        "read as one unit, so every entry arriving at now shifts all its pages and restarts the "
+        "whole window; at 30% drift a 38-page window never reads clean within "
+        "CREDITLENS_DRIFT_RETRIES and the sync fails with LedgerDriftError. Reading the open "
+        "day(s) as their own window would leave the settled past stable."
+    ),
+)
+def test_drift_at_a_high_rate_over_the_whole_history(simulated: Start, creditlens_env: Env) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s, **FAST_RETRIES)  # the default 5 re-reads
+    _fault_everything(s, ("drift",), RATE)
+    run_sync(settings, None, None)
+    _assert_ledger_is_truth_but_late_arrivals(
+        s, landed(settings.warehouse, s.company), _drifted_after_ledger(s)
+    )
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "kinds", [STABLE_KINDS, ("drift",)], ids=["every-request-fails", "never-stops-drifting"]
+)
+def test_beyond_the_retry_budget_one_clear_line_and_nothing_changes(
+    simulated: Start, creditlens_env: Env, kinds: tuple[str, ...]
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s, **FAST_RETRIES)
+    run_sync(settings, None, (s.today - timedelta(days=1)).isoformat())
+    analyst = analyst_copy(settings)
+    before = {p: every_table(p) for p in (settings.warehouse, analyst)}
+    digests = {p: _digest(p) for p in (settings.warehouse, analyst)}
+    _fault_everything(s, kinds, 1.0)
+    result = cli(
+        "sync",
+        env={"CREDITLENS_MAX_RETRIES": "2", "CREDITLENS_DRIFT_RETRIES": "2"},
+    )
+    assert_one_clear_error_line(result)
+    assert {p: every_table(p) for p in before} == before
+    assert {p: _digest(p) for p in digests} == digests
+    assert s.sim.faults.fired, "the faults were served"
+    assert len(truth(s)) >= len(landed(settings.warehouse))
