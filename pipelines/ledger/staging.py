@@ -1,7 +1,8 @@
 """Staging a window's entries on disk while the ledger is read.
 
-A window's pages are collected in memory (one window at most), turned into landed rows when the
-window is accepted (identity needs the whole day), and written to Parquet; the warehouse then
+Pages are buffered as they arrive and validated in batches (one column-wise pass per ~20,000
+entries rather than per page of 100). A window's rows stay in memory until the window is
+accepted, because identity needs whole days; then they are written to Parquet and the warehouse
 lands every staged file in one short transaction. A restarted window is simply forgotten.
 """
 
@@ -11,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -20,6 +22,8 @@ from pipelines.failpoints import failpoint
 from transforms.identify import with_fingerprint, with_identity
 from transforms.json_text import dumps_exact
 from transforms.wire import entries_frame, parse_created_at
+
+BATCH_ROWS = 20_000
 
 QUARANTINE_SCHEMA = {
     "account": pl.String(),
@@ -41,6 +45,9 @@ class WindowStage:
 
     frames: list[pl.DataFrame] = field(default_factory=list)
     quarantine: list[dict[str, object]] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)
+    pending_pages: list[int] = field(default_factory=list)
+    pending_positions: list[int] = field(default_factory=list)
     fetched: int = 0
 
 
@@ -59,12 +66,25 @@ class LedgerStaging:
         self._window = WindowStage()
 
     def add_page(self, page: PageRead) -> None:
-        window = page.window
-        frame, rejects = entries_frame(page.entries, window.first, window.last)
         stage = self._window
-        stage.fetched += len(page.entries)
+        count = len(page.entries)
+        stage.fetched += count
+        stage.pending.extend(page.entries)
+        stage.pending_pages.extend([page.page_number] * count)
+        stage.pending_positions.extend(range(count))
         failpoint("fetch")
+        if len(stage.pending) >= BATCH_ROWS:
+            self._validate(page.window)
+
+    def _validate(self, window: Window) -> None:
+        stage = self._window
+        if not stage.pending:
+            return
+        rows, pages, positions = stage.pending, stage.pending_pages, stage.pending_positions
+        stage.pending, stage.pending_pages, stage.pending_positions = [], [], []
+        frame, rejects = entries_frame(rows, window.first, window.last)
         if frame.height:
+            index = frame["position"]
             stage.frames.append(
                 frame.with_columns(
                     pl.lit(self.account).alias("account"),
@@ -72,26 +92,29 @@ class LedgerStaging:
                     pl.lit(self.fetched_at, dtype=pl.Datetime("us", "UTC")).alias("fetched_at"),
                     pl.lit(window.first).alias("window_start"),
                     pl.lit(window.last).alias("window_end"),
-                    pl.lit(page.page_number, dtype=pl.Int32).alias("page_number"),
-                    pl.col("position").alias("page_position"),
-                )
+                    pl.Series("page_number", pages, dtype=pl.Int32).gather(index),
+                    pl.Series("page_position", positions, dtype=pl.Int32).gather(index),
+                ).drop("position")
             )
+        now = datetime.now(UTC)
         for reject in rejects:
-            moment = None
-            if isinstance(reject.raw, dict):
-                moment = parse_created_at(reject.raw.get("createdAt"))
+            moment = (
+                parse_created_at(reject.raw.get("createdAt"))
+                if isinstance(reject.raw, dict)
+                else None
+            )
             stage.quarantine.append(
                 {
                     "account": self.account,
                     "run_id": self.run_id,
-                    "quarantined_at": datetime.now(UTC),
+                    "quarantined_at": now,
                     "window_start": window.first,
                     "window_end": window.last,
                     "entry_day": moment.date()
                     if moment and window.contains(moment.date())
                     else window.first,
-                    "page_number": page.page_number,
-                    "page_position": reject.position,
+                    "page_number": pages[reject.position],
+                    "page_position": positions[reject.position],
                     "reason": reject.reason,
                     "raw_json": dumps_exact(reject.raw),
                 }
@@ -101,12 +124,13 @@ class LedgerStaging:
         self._window = WindowStage()
 
     def finish_window(self, window: Window) -> None:
+        self._validate(window)
         stage, self._window = self._window, WindowStage()
         name = f"{window.first.isoformat()}_{window.last.isoformat()}"
         if stage.frames:
             rows = with_identity(with_fingerprint(pl.concat(stage.frames)))
             path = self.directory / f"entries-{name}.parquet"
-            rows.write_parquet(path)
+            rows.write_parquet(path, compression="lz4", statistics=False)
             self.entry_files.append(path)
             self.staged += rows.height
         if stage.quarantine:
