@@ -22,7 +22,8 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
     body = [
         para(
             "Keys appear as fingerprints (HMAC-SHA256 with this installation's secret) and "
-            "their last 4 characters only; the latest audit of each key is shown."
+            "their last 4 characters only; the latest audit of each key is shown. Keys belong "
+            "to the installation, not to one account: this page covers every account."
         ),
         summary,
         table(
