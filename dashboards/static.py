@@ -16,7 +16,7 @@ CSS = """
 :root { color-scheme: light; --ink: #1d2433; --muted: #5b6473; --line: #d9dde5; --accent: #2454c5; }
 * { box-sizing: border-box; }
 body { font-family: system-ui, sans-serif; color: var(--ink); margin: 0; background: #fff; }
-header, main, footer { max-width: 1100px; margin: 0 auto; padding: 0 1.25rem; }
+header, main, footer { max-width: 1240px; margin: 0 auto; padding: 0 1.25rem; }
 header { padding-top: 1rem; border-bottom: 1px solid var(--line); }
 nav { font-size: .9rem; color: var(--muted); }
 nav a { color: var(--accent); }
@@ -25,7 +25,7 @@ h2 { margin-top: 2rem; font-size: 1.25rem; }
 .account { margin: 0 0 .8rem; color: var(--muted); overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; font-size: .92rem; }
 caption { text-align: left; font-weight: 600; padding: .3rem 0; }
-th, td { border-bottom: 1px solid var(--line); padding: .35rem .5rem; text-align: left;
+th, td { border-bottom: 1px solid var(--line); padding: .35rem .45rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th button { all: unset; cursor: pointer; font-weight: 600; }

@@ -140,7 +140,11 @@ def _index(account: Account, data: Dimension, totals: dict[date, Decimal]) -> Fi
             Column("Usage entries", numeric=True),
         ]
         rows = []
-        for value in data.values:
+        ranked = sorted(
+            data.values,
+            key=lambda v: (-_consumed(v, month), -v.total("consumption"), v.name),
+        )
+        for value in ranked:
             now, before = _consumed(value, month), _consumed(value, previous)
             row = [_name_cell(account, dimension, value.value, value.name, path)]
             if dimension == "campaign_id":

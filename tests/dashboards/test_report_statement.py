@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 
@@ -57,19 +58,20 @@ FROM ledger_entries GROUP BY ALL
 """
 
 
-def _independent(built: Built) -> dict[tuple[str, date], dict[str, Decimal | int]]:
-    con = duckdb.connect(str(built.fixture.path), read_only=True)
+def independent_statements(warehouse: Path) -> dict[tuple[str, date], dict[str, Decimal]]:
+    """Per account and month with entries: the statement figures and the entry count."""
+    con = duckdb.connect(str(warehouse), read_only=True)
     try:
         con.execute("SET TimeZone = 'UTC'")
         rows = con.execute(INDEPENDENT).fetchall()
         counts = {(a, m): n for a, m, n in con.execute(ENTRIES).fetchall()}
     finally:
         con.close()
-    out: dict[tuple[str, date], dict[str, Decimal | int]] = {}
+    out: dict[tuple[str, date], dict[str, Decimal]] = {}
     for account, month, *figures in rows:
         out[(account, month)] = {
             **dict(zip(FIGURES, figures, strict=True)),
-            "entries": counts[(account, month)],
+            "entries": Decimal(counts[(account, month)]),
         }
     return out
 
@@ -111,7 +113,7 @@ def test_opening_plus_movements_is_closing_and_each_opening_is_the_previous_clos
 
 
 def test_statement_csv_and_page_equal_an_independent_query_of_the_ledger(built: Built) -> None:
-    expected = _independent(built)
+    expected = independent_statements(built.fixture.path)
     seen = set()
     for account in (MAIN, SECOND):
         for month in _months(built, account):

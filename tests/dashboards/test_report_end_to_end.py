@@ -1,0 +1,90 @@
+"""The real pipeline end to end: simulator -> creditlens sync (with reconciliation) -> report.
+
+The simulator plants hidden movements and hostile campaign names; the report must show exactly the
+movements the simulator's ground truth holds, statements that an independent query of the synced
+ledger agrees with, and names that show as text.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from dashboards import build_site, paths
+from pipelines.cli.sync_command import run_sync
+from pipelines.settings import Settings
+from simulator import HiddenMovementSpec, Scenario
+from tests.conftest import Simulated
+from tests.dashboards.cdp import Chromium
+from tests.dashboards.pages import read_page
+from tests.dashboards.test_report_statement import FIGURES, independent_statements
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+HOSTILE = "<script>alert(1)</script>"
+
+
+def _synced(simulated: Start, creditlens_env: Env) -> tuple[Simulated, Settings]:
+    movements = [
+        HiddenMovementSpec(amount=Decimal("25"), after_index=100),
+        HiddenMovementSpec(amount=Decimal("5.125"), day_boundary_days_ago=40),
+        HiddenMovementSpec(amount=Decimal("-7.25"), at_end=True),
+    ]
+    scenario = Scenario.named("hostile_names").with_company("acme", hidden_movements=movements)
+    s = simulated(scenario)
+    settings = creditlens_env(s)
+    run_sync(settings, None, None)
+    return s, settings
+
+
+def test_synced_warehouse_gives_a_faithful_report(simulated: Start, creditlens_env: Env) -> None:
+    s, settings = _synced(simulated, creditlens_env)
+    site = build_site(settings.warehouse, settings.reports_dir)
+    assert site.accounts == (s.company,)
+    truth = s.sim.truth(s.company)
+
+    expected = independent_statements(settings.warehouse)
+    assert expected, "the reconciliation filled ledger_enriched"
+    for (account, month), figures in expected.items():
+        path = site.out_dir / paths.statement(account, month, "csv")
+        with path.open(newline="", encoding="utf-8") as handle:
+            (row,) = list(csv.DictReader(handle))
+        assert {name: Decimal(row[name]) for name in FIGURES} == {
+            name: figures[name] for name in FIGURES
+        }, month
+    hidden = sum((figures["hidden_movements"] for figures in expected.values()), Decimal(0))
+    assert hidden == sum((m.gap for m in truth.hidden_movements if not m.at_end), Decimal(0))
+
+    rows = read_page(site.out_dir / paths.reconciliation(s.company)).rows
+    gaps = sorted(Decimal(r[5].replace(",", "")) for r in rows[1:] if r[0] == "continuity")
+    assert gaps == sorted(m.gap for m in truth.hidden_movements if not m.at_end)
+    assert [r[0] for r in rows[1:] if r[0] == "summary"] == ["summary"]
+
+    for page in site.pages:
+        assert HOSTILE not in page.read_text(encoding="utf-8"), page
+    titles = [
+        read_page(p).title
+        for p in site.pages
+        if p.parent.name == "campaigns" and p.name != "index.html"
+    ]
+    assert any(HOSTILE in t for t in titles) and any("Winter renewals" in t for t in titles)
+
+
+@pytest.mark.browser
+def test_synced_report_renders_clean_in_chromium(
+    simulated: Start, creditlens_env: Env, chromium: Chromium
+) -> None:
+    s, settings = _synced(simulated, creditlens_env)
+    site = build_site(settings.warehouse, settings.reports_dir)
+    campaigns = site.out_dir / paths.dimension_index(s.company, "campaign_id")
+    for page in (site.index_html, site.overviews[s.company], campaigns):
+        events = chromium.open(Path(page).as_uri())
+        assert events.problems == [] and events.dialogs == [], page
+        assert chromium.evaluate("document.querySelectorAll('.plot').length") == (
+            chromium.evaluate("document.querySelectorAll('.plot.js-plotly-plot').length")
+        )
+    assert HOSTILE in chromium.evaluate("document.body.innerText")
