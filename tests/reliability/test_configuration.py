@@ -1,0 +1,158 @@
+"""Every configuration mistake a user can make gives one line naming it, never a traceback.
+
+Each case runs `python -m pipelines.cli sync` as a user's shell would, with a working
+configuration (a real simulator, a fresh warehouse) except for the one thing that is wrong. The
+cases start together, so their interpreter start-ups overlap instead of adding up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from simulator import Simulator, serve
+from tests.reliability.support import assert_one_clear_error_line
+
+BAD_API_OPTION = (
+    "pipelines/definitions.py:76 builds the Definitions at import (`defs = build_definitions()`), "
+    "so PlatformApiResource(**options_from_env()) raises pydantic's multi-line ValidationError "
+    "before run_sync's ApiSettings.from_env() can turn it into one ConfigurationError line: the "
+    "CLI prints 'creditlens: error: unexpected ValidationError: 1 validation error for "
+    "PlatformApiResource' then four more lines"
+)
+DAGSTER_PRINTS_THE_STACK = (
+    "pipelines/cli/runner.py:21 QUIET keeps Dagster's console logger at WARNING, so a failed "
+    "run's STEP_FAILURE and RUN_FAILURE events (level ERROR) print ~100 lines, with Dagster's "
+    "'Stack Trace:', to stderr before the CLI's one line"
+)
+
+
+def case(id: str, env: dict[str, str | None], args: tuple[str, ...], *named: str, bug: str = ""):  # type: ignore[no-untyped-def]
+    """One mistake: environment changes (None unsets), extra arguments, what the line names."""
+    marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
+    return pytest.param(id, env, args, named, id=id, marks=marks)
+
+
+CASES = [
+    case("missing-key", {"CREDITLENS_API_KEY": None}, (), "CREDITLENS_API_KEY"),
+    case("bad-base-url", {"CREDITLENS_BASE_URL": "ftp://127.0.0.1/"}, (), "CREDITLENS_BASE_URL"),
+    case(
+        "unwritable-warehouse",
+        {"CREDITLENS_WAREHOUSE": "{tmp}/a-file/warehouse.duckdb"},
+        (),
+        "CREDITLENS_WAREHOUSE",
+        "a-file",
+    ),
+    case(
+        "since-after-until", {}, ("--since", "{today}", "--until", "{first}"), "--since", "--until"
+    ),
+    case(
+        "bad-ledger-start",
+        {"CREDITLENS_LEDGER_START": "2025-13-01"},
+        (),
+        "CREDITLENS_LEDGER_START",
+        "2025-13-01",
+    ),
+    case(
+        "bad-sign-convention",
+        {"CREDITLENS_SIGN_CONVENTION": "sideways"},
+        (),
+        "CREDITLENS_SIGN_CONVENTION",
+        "sideways",
+    ),
+    case(
+        "bad-timeout", {"CREDITLENS_TIMEOUT": "soon"}, (), "CREDITLENS_TIMEOUT", bug=BAD_API_OPTION
+    ),
+    case(
+        "nothing-listening",
+        {"CREDITLENS_BASE_URL": "http://127.0.0.1:{port}"},
+        (),
+        "127.0.0.1:{port}",
+        "no response",
+        bug=DAGSTER_PRINTS_THE_STACK,
+    ),
+]
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+    """Runs every case at once against one simulator; maps case id to (result, values)."""
+    sim = Simulator("small")
+    company = sim.companies[0].name
+    first = sim.clock.now.date().toordinal() - sim.scenario.company(company).history_days + 1
+    with serve(sim) as server:
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("CREDITLENS_") and k != "DAGSTER_HOME"
+        }
+        results: dict[str, object] = {}
+
+        def run(param) -> None:  # type: ignore[no-untyped-def]
+            id, env, args, _named = param.values
+            tmp = tmp_path_factory.mktemp(id)
+            (tmp / "a-file").write_text("not a directory\n")
+            values = {
+                "tmp": str(tmp),
+                "today": sim.clock.now.date().isoformat(),
+                "first": type(sim.clock.now.date()).fromordinal(first).isoformat(),
+                "port": str(_closed_port()),
+            }
+            environ = {
+                **base,
+                "CREDITLENS_BASE_URL": server.url,
+                "CREDITLENS_API_KEY": "demo-key",
+                "CREDITLENS_ACCOUNT": company,
+                "CREDITLENS_WAREHOUSE": str(tmp / "warehouse.duckdb"),
+                "CREDITLENS_LEDGER_START": values["first"],
+                "CREDITLENS_MAX_RETRIES": "1",
+                "CREDITLENS_BACKOFF_BASE_S": "0.01",
+            }
+            for name, value in env.items():
+                if value is None:
+                    environ.pop(name, None)
+                else:
+                    environ[name] = value.format(**values)
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipelines.cli",
+                    "sync",
+                    *(a.format(**values) for a in args),
+                ],
+                env=environ,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            results[id] = (result, values)
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(run, CASES))
+        yield results
+
+
+@pytest.mark.parametrize(("id", "env", "args", "named"), CASES)
+def test_a_configuration_error_is_one_clear_line(
+    outcomes: dict[str, tuple[subprocess.CompletedProcess, dict[str, str]]],
+    id: str,
+    env: dict[str, str | None],
+    args: tuple[str, ...],
+    named: tuple[str, ...],
+) -> None:
+    result, values = outcomes[id]
+    assert_one_clear_error_line(result, *(n.format(**values) for n in named))
