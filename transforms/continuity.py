@@ -24,8 +24,10 @@ from transforms.normalize import SignConvention, SignInference, with_signed_amou
 from transforms.tie_order import resolve_cluster
 
 _MAX_PASSES = 4
-_SORT_KEYS = ["account", "created_at", "__before", "__after", "entry_id"]
+# Entry ids only break ties between identical balances, so their hash (deterministic) will do.
+_SORT_KEYS = ["__account", "__at", "__before", "__after", "__id"]
 _SORT_DESCENDING = [False, False, True, True, False]
+_MOVABLE = ["__row", "__before", "__after"]
 
 
 @dataclass(frozen=True)
@@ -68,20 +70,22 @@ def reconcile_continuity(
     signed = with_signed_amount(ledger, convention, rules).with_columns(
         balance_after=pl.col("balance_after").cast(MONEY)
     )
+    # The chain holds integers only: sorting and permuting strings is what costs at 10M rows.
+    account_keys, account_names = _account_keys(signed["account"])
     chain = (
         signed.select(
-            "account",
-            "created_at",
-            "entry_id",
-            __row=pl.int_range(pl.len(), dtype=pl.UInt32 if signed.height < 2**32 else pl.UInt64),
+            __account=account_keys,
+            __at=pl.col("created_at").dt.epoch("us"),
+            __row=pl.int_range(pl.len(), dtype=pl.Int64),
             __after=to_micros(pl.col("balance_after")),
-            __amount=to_micros(pl.col("signed_amount")),
+            __before=to_micros(pl.col("balance_after")) - to_micros(pl.col("signed_amount")),
+            __id=pl.col("entry_id").hash(),
         )
-        .with_columns(__before=pl.col("__after") - pl.col("__amount"))
-        .drop("__amount")
         .sort(_SORT_KEYS, descending=_SORT_DESCENDING)
+        .drop("__id")
         .with_columns(_group_columns())
     )
+    chain = chain.with_columns(pl.col(_MOVABLE).gather(_pair_swaps(chain, tol)))
     searched: set[int] = set()
     ambiguous: set[int] = set()
     # A reordered group may end elsewhere and expose its neighbour, hence a few passes.
@@ -92,12 +96,13 @@ def reconcile_continuity(
             break
         order = _search_groups(chain, pending, tol, exhaustive_limit, ambiguous)
         searched |= pending  # _search_groups added the groups it decided along with them
-        # Positional columns are recomputed: the permutation moved rows within their groups.
-        chain = chain[order].with_columns(_group_columns())
+        # Rows only move within their group, so the group columns stay where they are.
+        chain = chain.with_columns(pl.col(_MOVABLE).gather(order))
     else:
         chain = chain.with_columns(_candidate_column(tol))
+    chain = _accounts_by_name(chain, account_names)
     ordered = _ordered_ledger(signed, chain)
-    breaks = _continuity_breaks(chain, ambiguous)
+    breaks = _continuity_breaks(signed, chain, ambiguous)
     return Reconciliation(
         ordered=ordered,
         breaks=breaks,
@@ -108,10 +113,75 @@ def reconcile_continuity(
     )
 
 
+def _account_keys(accounts: pl.Series) -> tuple[pl.Series, dict[int, str]]:
+    """A UInt64 key per row that groups accounts, and the name of each key.
+
+    The key is the name's hash (cheap), unless two of the names present collide, in which case
+    it is the name's dense rank (exact, slower).
+    """
+    names = accounts.unique().drop_nulls()
+    name_hashes = names.hash()
+    if name_hashes.n_unique() == names.len():
+        return accounts.hash(), dict(zip(name_hashes.to_list(), names.to_list(), strict=True))
+    ranks = accounts.rank("dense").cast(pl.UInt64)
+    pairs = pl.DataFrame({"key": ranks, "name": accounts}).unique("key")
+    return ranks, dict(zip(pairs["key"].to_list(), pairs["name"].to_list(), strict=True))
+
+
+def _pair_swaps(chain: pl.DataFrame, tol: int) -> pl.Series:
+    """Row permutation that swaps two-entry tie groups whose other order is continuous.
+
+    Most tie groups are pairs between one-entry groups; when the balance-descending sort got a
+    pair wrong (a usage and a refund in one millisecond) and the swapped pair fits both its
+    neighbours exactly, the swap is the only fewest-break order, so it is done here, vectorized,
+    and the pair never reaches the per-group search.
+    """
+    same = pl.col("__same_group")
+    before, after = pl.col("__before"), pl.col("__after")
+
+    def breaks(x: pl.Expr, y: pl.Expr) -> pl.Expr:
+        return ((x - y).abs() > tol).fill_null(False).cast(pl.Int8)
+
+    starts_pair = ~same & same.shift(-1).fill_null(False) & ~same.shift(-2).fill_null(False)
+    lonely = ~same.shift(1).fill_null(False) & ~same.shift(-3).fill_null(False)
+    previous = pl.when(pl.col("__same_account")).then(after.shift(1))
+    following = pl.when(pl.col("__same_account").shift(-2)).then(before.shift(-2))
+    as_is = (
+        breaks(before, previous)
+        + breaks(before.shift(-1), after)
+        + breaks(following, after.shift(-1))
+    )
+    swapped = (
+        breaks(before.shift(-1), previous)
+        + breaks(before, after.shift(-1))
+        + breaks(following, after)
+    )
+    swap = (starts_pair & lonely & (as_is > 0) & (swapped == 0)).fill_null(False)
+    index = pl.int_range(pl.len(), dtype=pl.Int64)
+    return chain.select(
+        pl.when(swap)
+        .then(index + 1)
+        .when(swap.shift(1).fill_null(False))
+        .then(index - 1)
+        .otherwise(index)
+    ).to_series()
+
+
+def _accounts_by_name(chain: pl.DataFrame, names: dict[int, str]) -> pl.DataFrame:
+    """The chain with its account blocks in name order (they are in key order until here)."""
+    starts = chain.with_row_index("__position").filter(~pl.col("__same_account"))
+    keys, positions = starts["__account"].to_list(), starts["__position"].to_list()
+    if keys == sorted(keys, key=lambda k: names[k]):
+        return chain
+    ends = [*positions[1:], chain.height]
+    blocks = sorted(zip(keys, positions, ends, strict=True), key=lambda b: names[b[0]])
+    return pl.concat([chain.slice(start, end - start) for _, start, end in blocks])
+
+
 def _group_columns() -> list[pl.Expr]:
     """Tie-group id (consecutive rows of one account and createdAt) and whether it has 2+ rows."""
-    same_account = pl.col("account") == pl.col("account").shift(1)
-    same_group = same_account & (pl.col("created_at") == pl.col("created_at").shift(1))
+    same_account = pl.col("__account") == pl.col("__account").shift(1)
+    same_group = same_account & (pl.col("__at") == pl.col("__at").shift(1))
     return [
         same_account.fill_null(False).alias("__same_account"),
         (~same_group.fill_null(False)).cum_sum().alias("__group"),
@@ -134,7 +204,7 @@ def _groups_touching_candidates(chain: pl.DataFrame) -> set[int]:
     """
     in_tie = pl.col("__same_group") | pl.col("__same_group").shift(-1).fill_null(False)
     marked = chain.select(
-        "account",
+        "__account",
         __group=pl.col("__group"),
         __prev_group=pl.col("__group").shift(1),
         __tie=in_tie,
@@ -143,26 +213,50 @@ def _groups_touching_candidates(chain: pl.DataFrame) -> set[int]:
     ).filter(pl.col("__break"))
     if marked.height == 0:
         return set()
-    here = marked.filter(pl.col("__tie")).select("account", "__group")
-    before = marked.filter(pl.col("__prev_tie")).select("account", __group="__prev_group")
+    here = marked.filter(pl.col("__tie")).select("__account", "__group")
+    before = marked.filter(pl.col("__prev_tie")).select("__account", __group="__prev_group")
     seeds = pl.concat([here, before]).unique()
     if seeds.height == 0:
         return set()
-    firsts = dict(chain.filter(~pl.col("__same_account")).select("account", "__group").iter_rows())
-    singles = dict(
-        chain.select("account", "__group", __tie=in_tie)
-        .filter(~pl.col("__tie"))
-        .group_by("account")
-        .agg(pl.col("__group").min())
-        .iter_rows()
-    )
+    starts = chain.with_row_index("__position").filter(~pl.col("__same_account"))
+    firsts = dict(zip(starts["__account"], starts["__group"], strict=True))
+    first_rows = dict(zip(starts["__account"], starts["__position"], strict=True))
+    last_seed = dict(seeds.group_by("__account").agg(pl.col("__group").max()).iter_rows())
+    run_end = {
+        account: _first_single_group(chain, first_rows[account], limit)
+        for account, limit in last_seed.items()
+    }
     groups: set[int] = set()
     for account, group in seeds.iter_rows():
         groups.add(group)
-        first = firsts[account]
-        if group < singles.get(account, group + 1):
-            groups.update(range(first, group))
+        if group < run_end[account]:
+            groups.update(range(firsts[account], group))
     return groups
+
+
+def _first_single_group(chain: pl.DataFrame, first_row: int, limit: int) -> int:
+    """Group id of the first one-entry group from `first_row` on (> `limit` when none up to it).
+
+    Looks at a short head first: accounts rarely open with more than a few tie groups.
+    """
+    length = 64
+    while True:
+        head = chain.slice(first_row, length).select(
+            "__group",
+            "__account",
+            __single=~pl.col("__same_group") & ~pl.col("__same_group").shift(-1).fill_null(False),
+        )
+        head = head.filter(pl.col("__account") == head["__account"][0])
+        singles = head.filter(pl.col("__single"))
+        # The last row of a slice may continue into the next one: it proves nothing alone.
+        proven = singles.filter(pl.col("__group") < head["__group"][-1])
+        if proven.height:
+            return int(proven["__group"][0])
+        if head["__group"][-1] > limit or first_row + length >= chain.height:
+            return int(singles["__group"][0]) if singles.height else limit + 1
+        if head.height < length:  # the account ended inside the head
+            return int(singles["__group"][0]) if singles.height else limit + 1
+        length *= 8
 
 
 def _search_groups(
@@ -202,7 +296,7 @@ class _GroupRows:
         self.chain = chain
         self.positions: dict[int, list[int]] = {}
         self.edges: dict[int, list[tuple[int, int]]] = {}
-        self.accounts: dict[int, str] = {}
+        self.accounts: dict[int, int] = {}
         self.fetched: set[int] = set()
 
     def fetch(self, groups: set[int]) -> None:
@@ -213,14 +307,15 @@ class _GroupRows:
         rows = (
             self.chain.with_row_index("__position")
             .filter(pl.col("__group").cast(pl.Int64).is_in(pl.Series(wanted).implode()))
-            .select("__position", "__group", "account", "__before", "__after")
+            .select("__position", "__group", "__account", "__before", "__after")
         )
-        for position, group, account, before, after in rows.iter_rows():
+        columns = [rows[name].to_list() for name in rows.columns]
+        for position, group, account, before, after in zip(*columns, strict=True):
             self.positions.setdefault(group, []).append(position)
             self.edges.setdefault(group, []).append((before, after))
             self.accounts[group] = account
 
-    def account(self, group: int) -> str | None:
+    def account(self, group: int) -> int | None:
         return self.accounts.get(group)
 
 
@@ -249,7 +344,7 @@ def _with_balanced_followers(groups: _GroupRows, pending: set[int]) -> set[int]:
     return searched
 
 
-def _clusters(pending: set[int], accounts: dict[int, str]) -> list[list[int]]:
+def _clusters(pending: set[int], accounts: dict[int, int]) -> list[list[int]]:
     """Runs of consecutive pending groups of one account: their orders depend on each other."""
     clusters: list[list[int]] = []
     for group in sorted(pending):
@@ -270,39 +365,44 @@ def _ordered_ledger(signed: pl.DataFrame, chain: pl.DataFrame) -> pl.DataFrame:
             pl.Int64
         ),
     )
-    ordered = signed[positions["__row"]]
-    return ordered.with_columns(
-        positions["balance_before"].alias("balance_before"),
-        positions["chain_position"].alias("chain_position"),
+    return signed[positions["__row"]].with_columns(
+        positions["balance_before"], positions["chain_position"]
     )
 
 
-def _continuity_breaks(chain: pl.DataFrame, ambiguous: set[int]) -> pl.DataFrame:
+def _continuity_breaks(
+    signed: pl.DataFrame, chain: pl.DataFrame, ambiguous: set[int]
+) -> pl.DataFrame:
     if not chain.height:
         return empty_breaks()
-    flagged = pl.Series(sorted(ambiguous), dtype=chain["__group"].dtype)
+    flagged = pl.Series(sorted(ambiguous), dtype=chain["__group"].dtype).implode()
     rows = chain.select(
-        "account",
         "__break",
-        break_start=pl.col("created_at").shift(1),
-        break_end=pl.col("created_at"),
+        before_row=pl.col("__row").shift(1),
+        after_row=pl.col("__row"),
         expected=pl.col("__after").shift(1),
         observed=pl.col("__before"),
-        before_entry_id=pl.col("entry_id").shift(1),
-        after_entry_id=pl.col("entry_id"),
-        ambiguous=pl.col("__group").is_in(flagged.implode())
-        | pl.col("__group").shift(1).is_in(flagged.implode()),
+        ambiguous=pl.col("__group").is_in(flagged) | pl.col("__group").shift(1).is_in(flagged),
     ).filter(pl.col("__break"))
-    found = rows.select(
-        "account",
-        "break_start",
-        "break_end",
-        "before_entry_id",
-        "after_entry_id",
-        "ambiguous",
-        kind=pl.lit("continuity"),
-        expected_balance=from_micros(pl.col("expected")),
-        observed_balance=from_micros(pl.col("observed")),
-        gap=from_micros(pl.col("observed") - pl.col("expected")),
-    ).with_columns(detail=continuity_detail())
-    return conform_breaks(found)
+    entries = signed.select("account", "entry_id", "created_at")
+    before = entries[rows["before_row"]]
+    after = entries[rows["after_row"]]
+    found = pl.DataFrame(
+        {
+            "account": after["account"],
+            "kind": pl.Series([("continuity")] * rows.height, dtype=pl.Utf8),
+            "break_start": before["created_at"],
+            "break_end": after["created_at"],
+            "before_entry_id": before["entry_id"],
+            "after_entry_id": after["entry_id"],
+            "ambiguous": rows["ambiguous"],
+        }
+    ).with_columns(
+        rows.select(
+            expected_balance=from_micros(pl.col("expected")),
+            observed_balance=from_micros(pl.col("observed")),
+            gap=from_micros(pl.col("observed") - pl.col("expected")),
+        )
+    )
+    found = found.sort("account", "break_end", "after_entry_id")
+    return conform_breaks(found.with_columns(detail=continuity_detail()))

@@ -31,6 +31,7 @@ from transforms.euler_trail import (
 
 Outcome = tuple[BreakPair, ...]
 _MAX_OUTCOMES = 32
+_WALK_LIMIT = 6  # depth-first search is exponential only for many equal balances
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ def _continuous_orders(
 def _continuous_order(
     edges: Sequence[Edge], start: int | None, targets: list[int] | None, tolerance: int
 ) -> tuple[int, ...] | None:
+    if len(edges) <= _WALK_LIMIT:
+        return _walk(edges, start, targets, tolerance)
     starts = [start] if start is not None else free_starts(edges)
     for start_vertex in starts:
         for target in (targets or free_ends(edges))[:MAX_FREE_CANDIDATES]:
@@ -134,6 +137,36 @@ def _continuous_order(
             if not break_pairs(edges, order, start, counted_end, tolerance):
                 return order
     return None
+
+
+def _walk(
+    edges: Sequence[Edge], start: int | None, targets: list[int] | None, tolerance: int
+) -> tuple[int, ...] | None:
+    """Depth-first search for a continuous order of a small group (most groups have 2 entries).
+
+    Cheaper than building the Euler construction when the answer is a simple chain.
+    """
+    n = len(edges)
+    order: list[int] = []
+    used = [False] * n
+
+    def fits(a: int | None, b: int) -> bool:
+        return a is None or abs(a - b) <= tolerance
+
+    def extend(balance: int | None) -> bool:
+        if len(order) == n:
+            return targets is None or any(fits(balance, t) for t in targets)
+        for i in range(n):
+            if not used[i] and fits(balance, edges[i][0]):
+                used[i] = True
+                order.append(i)
+                if extend(edges[i][1]):
+                    return True
+                order.pop()
+                used[i] = False
+        return False
+
+    return tuple(order) if extend(start) else None
 
 
 def _extend(path: _Path, step: _Path) -> _Path:
