@@ -19,10 +19,18 @@ from pipelines.ledger.partitions import ledger_partitions
 from pipelines.ledger.schedules import build_ledger_job, build_ledger_schedule
 from pipelines.reconciliation.assets import ReconcileResource, reconciliation
 from pipelines.reconciliation.schedules import reconciliation_job
+from pipelines.reports.assets import (
+    ReportsResource,
+    daily_refresh,
+    daily_refresh_job,
+    monthly_finance_statement,
+    report_job,
+    reports,
+)
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
-from pipelines.snapshots.schedules import daily_snapshots, snapshot_job
+from pipelines.snapshots.schedules import snapshot_job
 
 # BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.
 warnings.filterwarnings("ignore", category=BetaWarning)
@@ -47,6 +55,7 @@ def build_resources(settings: Settings) -> dict[str, object]:
         "platform_api": api,
         "warehouse": warehouse,
         "key_audit_config": KeyAuditResource.from_env(),
+        "reports_config": ReportsResource(out_dir=str(settings.reports_dir)),
         "reconcile_config": ReconcileResource(
             sign_convention=settings.sign_convention,
             tolerance=str(settings.tolerance),
@@ -61,12 +70,20 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     ledger_asset = build_ledger_asset(partitions)
     ledger_job = build_ledger_job(partitions)
     return Definitions(
-        assets=[ledger_asset, *SNAPSHOT_ASSETS, reconciliation, key_audit],
+        assets=[ledger_asset, *SNAPSHOT_ASSETS, reconciliation, reports, key_audit],
         asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
-        jobs=[ledger_job, snapshot_job, reconciliation_job, audit_job],
+        jobs=[
+            ledger_job,
+            snapshot_job,
+            reconciliation_job,
+            report_job,
+            daily_refresh_job,
+            audit_job,
+        ],
         schedules=[
             build_ledger_schedule(ledger_job, partitions, settings.lookback_days),
-            daily_snapshots,
+            daily_refresh,
+            monthly_finance_statement,
             weekly_key_audit,
         ],
         resources=build_resources(settings),

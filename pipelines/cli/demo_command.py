@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.settings import Settings
 from simulator import Simulator, serve
@@ -42,12 +43,14 @@ def run_demo(directory: str, seed: int) -> None:
         report = run_sync(settings, first_day.isoformat(), None)
     for line in summary_lines(report):
         typer.echo(f"  {line}")
+    site = run_report(settings, None, None, None)
     analyst = settings.analyst_copy or settings.warehouse.with_name(
         f"{settings.warehouse.stem}.analyst.duckdb"
     )
     typer.echo("")
     typer.echo(f"warehouse (pipeline):      {settings.warehouse}")
     typer.echo(f"analyst copy (read-only):  {analyst}")
+    typer.echo(f"report:                    {site.index_html}")
     typer.echo(f"done in {time.monotonic() - started:.1f}s. Try:")
     typer.echo(
         f"  duckdb -readonly {analyst} \"SELECT date_trunc('month', created_at) AS month, "

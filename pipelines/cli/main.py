@@ -41,6 +41,29 @@ def sync(
 
 
 @app.command()
+def report(
+    month: Annotated[
+        str | None, typer.Option(help="Month of the statement, YYYY-MM (default: latest full).")
+    ] = None,
+    account: Annotated[
+        str | None, typer.Option(help="Only this account (default: every account).")
+    ] = None,
+    out: Annotated[
+        str | None, typer.Option(help="Output folder (default: CREDITLENS_REPORTS_DIR).")
+    ] = None,
+) -> None:
+    """Build the offline report site from the warehouse alone (no API calls)."""
+    with clear_errors():
+        from pipelines.cli.report_command import run_report
+        from pipelines.settings import Settings
+
+        result = run_report(Settings.from_env(), month, account, out)
+        for notice in result.notices:
+            typer.echo(f"note: {notice}")
+        typer.echo(f"report: {result.index_html} ({len(result.pages)} pages)")
+
+
+@app.command()
 def demo(
     directory: Annotated[
         str, typer.Option("--dir", help="Where the demo writes its warehouse and reports.")

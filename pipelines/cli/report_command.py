@@ -1,0 +1,37 @@
+"""`creditlens report`: the site from the warehouse alone, no API call."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from dashboards import ReportError, SiteResult, build_site
+from pipelines.cli.errors import UsageError
+from pipelines.settings import Settings
+
+
+def parse_month(text: str | None) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(f"{text.strip()[:7]}-01")
+    except ValueError:
+        raise UsageError(f"--month must look like 2025-03, got {text!r}") from None
+
+
+def run_report(
+    settings: Settings, month: str | None, account: str | None, out: str | None
+) -> SiteResult:
+    if not settings.warehouse.exists():
+        raise UsageError(
+            f"no warehouse at {settings.warehouse} (CREDITLENS_WAREHOUSE): run `creditlens sync`"
+        )
+    try:
+        return build_site(
+            settings.warehouse,
+            Path(out) if out else settings.reports_dir,
+            account=account,
+            month=parse_month(month),
+        )
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
