@@ -63,6 +63,8 @@ class Measured:
     entries: int
     inner_s: float | None = None  # its own figure: fetch time (floor), ledger step (creditlens)
     detail: dict[str, Any] = field(default_factory=dict)
+    kernel_peak_rss_mb: float = 0.0  # largest single process (wait4)
+    tree_peak_rss_mb: float = 0.0  # sampled sum over the process tree
 
     @property
     def entries_per_s(self) -> float:
@@ -112,6 +114,8 @@ def run_floor(company: SimulatedCompany, level: str, round_: int, workdir: Path)
         contender=label,
         wall_s=run.wall_s,
         peak_rss_mb=run.peak_rss_mb,
+        kernel_peak_rss_mb=run.kernel_peak_rss_mb,
+        tree_peak_rss_mb=run.tree_peak_rss_mb,
         entries=figures["entries"],
         inner_s=figures["seconds"],
         detail={"round": round_, "pages": figures["pages"], "bytes": figures["bytes"]},
@@ -134,6 +138,8 @@ def run_creditlens_measured(
         contender="creditlens sync",
         wall_s=result.run.wall_s,
         peak_rss_mb=result.run.peak_rss_mb,
+        kernel_peak_rss_mb=result.run.kernel_peak_rss_mb,
+        tree_peak_rss_mb=result.run.tree_peak_rss_mb,
         entries=result.landed + result.quarantined,
         inner_s=result.ledger_s,
         detail={
@@ -165,6 +171,8 @@ def run_peer(company: SimulatedCompany, dlt_python: Path, workdir: Path) -> Meas
         contender="dlt rest_api",
         wall_s=run.wall_s,
         peak_rss_mb=run.peak_rss_mb,
+        kernel_peak_rss_mb=run.kernel_peak_rss_mb,
+        tree_peak_rss_mb=run.tree_peak_rss_mb,
         entries=figures["rows"],
         inner_s=figures["seconds"],
         detail={"dlt_version": figures["dlt_version"], "amount_type": figures["amount_type"]},
@@ -377,6 +385,7 @@ def table(results: list[SizeResult]) -> str:
             if m is None:
                 continue
             note = f"whole process; own step {m.inner_s:.2f}s" if m.inner_s else "whole process"
+            note += f"; RSS 1 process {m.kernel_peak_rss_mb:.0f}, tree {m.tree_peak_rss_mb:.0f}"
             lines.append(
                 f"{result.entries:>9}  {m.contender:<20} {m.wall_s:>9.2f} "
                 f"{m.entries / m.wall_s:>11,.0f} {m.peak_rss_mb:>12.0f}  {note}"

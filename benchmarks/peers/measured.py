@@ -28,7 +28,9 @@ class ChildRun:
     command: tuple[str, ...]
     returncode: int
     wall_s: float
-    peak_rss_mb: float
+    peak_rss_mb: float  # the larger of the two below
+    kernel_peak_rss_mb: float  # wait4's ru_maxrss: the largest single process of the tree
+    tree_peak_rss_mb: float  # sampled sum over the process tree
     stdout: str
     stderr: str
 
@@ -92,7 +94,7 @@ def run_child(
         proc = subprocess.Popen(
             list(command), env=dict(env), cwd=cwd, stdout=out, stderr=err, start_new_session=True
         )
-        peak_kb = 0
+        tree_kb = kernel_kb = 0
         deadline = started + timeout_s
         try:
             while True:
@@ -100,9 +102,9 @@ def run_child(
                 if pid == proc.pid:
                     wall = time.perf_counter() - started
                     proc.returncode = os.waitstatus_to_exitcode(status)
-                    peak_kb = max(peak_kb, usage.ru_maxrss)
+                    kernel_kb = usage.ru_maxrss
                     break
-                peak_kb = max(peak_kb, tree_rss_kb(proc.pid))
+                tree_kb = max(tree_kb, tree_rss_kb(proc.pid))
                 if time.perf_counter() > deadline:
                     raise ChildTimeout(f"{name} still running after {timeout_s:.0f}s; killed")
                 time.sleep(SAMPLE_EVERY_S)
@@ -114,7 +116,9 @@ def run_child(
         command=tuple(command),
         returncode=proc.returncode,
         wall_s=wall,
-        peak_rss_mb=peak_kb / 1024,
+        peak_rss_mb=max(kernel_kb, tree_kb) / 1024,
+        kernel_peak_rss_mb=kernel_kb / 1024,
+        tree_peak_rss_mb=tree_kb / 1024,
         stdout=out_path.read_text(errors="replace"),
         stderr=err_path.read_text(errors="replace"),
     )
