@@ -85,7 +85,9 @@ def reconcile_continuity(
         .drop("__id")
         .with_columns(_group_columns())
     )
-    chain = chain.with_columns(pl.col(_MOVABLE).gather(_pair_swaps(chain, tol)))
+    swaps = _pair_swaps(chain.with_columns(_candidate_column(tol)), tol)
+    if swaps is not None:
+        chain = chain.with_columns(pl.col(_MOVABLE).gather(swaps))
     searched: set[int] = set()
     ambiguous: set[int] = set()
     # A reordered group may end elsewhere and expose its neighbour, hence a few passes.
@@ -128,43 +130,57 @@ def _account_keys(accounts: pl.Series) -> tuple[pl.Series, dict[int, str]]:
     return ranks, dict(zip(pairs["key"].to_list(), pairs["name"].to_list(), strict=True))
 
 
-def _pair_swaps(chain: pl.DataFrame, tol: int) -> pl.Series:
+def _pair_swaps(chain: pl.DataFrame, tol: int) -> pl.Series | None:
     """Row permutation that swaps two-entry tie groups whose other order is continuous.
 
     Most tie groups are pairs between one-entry groups; when the balance-descending sort got a
     pair wrong (a usage and a refund in one millisecond) and the swapped pair fits both its
     neighbours exactly, the swap is the only fewest-break order, so it is done here, vectorized,
-    and the pair never reaches the per-group search.
+    and the pair never reaches the per-group search. Only pairs next to a candidate break are
+    looked at (None when there is nothing to swap).
     """
-    same = pl.col("__same_group")
-    before, after = pl.col("__before"), pl.col("__after")
+    height = chain.height
+    candidates = chain.select(pl.arg_where(pl.col("__break"))).to_series().cast(pl.Int64)
+    if candidates.len() == 0:
+        return None
+    starts = pl.concat([candidates - 2, candidates - 1, candidates]).unique().sort()
+    starts = starts.filter((starts >= 0) & (starts + 1 < height))
 
-    def breaks(x: pl.Expr, y: pl.Expr) -> pl.Expr:
-        return ((x - y).abs() > tol).fill_null(False).cast(pl.Int8)
+    def at(column: str, offset: int) -> pl.Series:
+        """`column` at start + offset, null outside the chain."""
+        index = starts + offset
+        inside = (index >= 0) & (index < height)
+        values = chain[column].gather(index.clip(0, height - 1))
+        return pl.select(pl.when(inside).then(values)).to_series()
 
-    starts_pair = ~same & same.shift(-1).fill_null(False) & ~same.shift(-2).fill_null(False)
-    lonely = ~same.shift(1).fill_null(False) & ~same.shift(-3).fill_null(False)
-    previous = pl.when(pl.col("__same_account")).then(after.shift(1))
-    following = pl.when(pl.col("__same_account").shift(-2)).then(before.shift(-2))
+    def breaks(x: pl.Series, y: pl.Series) -> pl.Series:
+        return pl.select(((x - y).abs() > tol).fill_null(False).cast(pl.Int8)).to_series()
+
+    same = {offset: at("__same_group", offset).fill_null(False) for offset in (-1, 0, 1, 2, 3)}
+    shape = ~same[0] & same[1] & ~same[2] & ~same[-1] & ~same[3]
+    previous = pl.select(
+        pl.when(at("__same_account", 0).fill_null(False)).then(at("__after", -1))
+    ).to_series()
+    following = pl.select(
+        pl.when(at("__same_account", 2).fill_null(False)).then(at("__before", 2))
+    ).to_series()
+    first_before, first_after = at("__before", 0), at("__after", 0)
+    second_before, second_after = at("__before", 1), at("__after", 1)
     as_is = (
-        breaks(before, previous)
-        + breaks(before.shift(-1), after)
-        + breaks(following, after.shift(-1))
+        breaks(first_before, previous)
+        + breaks(second_before, first_after)
+        + breaks(following, second_after)
     )
     swapped = (
-        breaks(before.shift(-1), previous)
-        + breaks(before, after.shift(-1))
-        + breaks(following, after)
+        breaks(second_before, previous)
+        + breaks(first_before, second_after)
+        + breaks(following, first_after)
     )
-    swap = (starts_pair & lonely & (as_is > 0) & (swapped == 0)).fill_null(False)
-    index = pl.int_range(pl.len(), dtype=pl.Int64)
-    return chain.select(
-        pl.when(swap)
-        .then(index + 1)
-        .when(swap.shift(1).fill_null(False))
-        .then(index - 1)
-        .otherwise(index)
-    ).to_series()
+    chosen = starts.filter(shape & (as_is > 0) & (swapped == 0))
+    if chosen.len() == 0:
+        return None
+    permutation = pl.int_range(height, dtype=pl.Int64, eager=True)
+    return permutation.scatter(pl.concat([chosen, chosen + 1]), pl.concat([chosen + 1, chosen]))
 
 
 def _accounts_by_name(chain: pl.DataFrame, names: dict[int, str]) -> pl.DataFrame:
@@ -309,10 +325,13 @@ class _GroupRows:
             .filter(pl.col("__group").cast(pl.Int64).is_in(pl.Series(wanted).implode()))
             .select("__position", "__group", "__account", "__before", "__after")
         )
-        columns = [rows[name].to_list() for name in rows.columns]
-        for position, group, account, before, after in zip(*columns, strict=True):
-            self.positions.setdefault(group, []).append(position)
-            self.edges.setdefault(group, []).append((before, after))
+        grouped = rows.group_by("__group").agg(
+            "__position", "__before", "__after", pl.col("__account").first()
+        )
+        columns = [grouped[name].to_list() for name in grouped.columns]
+        for group, positions, befores, afters, account in zip(*columns, strict=True):
+            self.positions[group] = positions
+            self.edges[group] = list(zip(befores, afters, strict=True))
             self.accounts[group] = account
 
     def account(self, group: int) -> int | None:
@@ -390,7 +409,7 @@ def _continuity_breaks(
     found = pl.DataFrame(
         {
             "account": after["account"],
-            "kind": pl.Series([("continuity")] * rows.height, dtype=pl.Utf8),
+            "kind": pl.Series(["continuity"] * rows.height, dtype=pl.Utf8),
             "break_start": before["created_at"],
             "break_end": after["created_at"],
             "before_entry_id": before["entry_id"],

@@ -16,7 +16,7 @@ from transforms.breaks import BREAKS_SCHEMA
 from transforms.continuity import reconcile_continuity
 from transforms.micros import MONEY
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def test_breaks_frame_has_the_warehouse_schema() -> None:
