@@ -103,8 +103,12 @@ def reconcile_continuity(
     else:
         chain = chain.with_columns(_candidate_column(tol))
     chain = _accounts_by_name(chain, account_names)
-    ordered = _ordered_ledger(signed, chain)
     breaks = _continuity_breaks(signed, chain, ambiguous)
+    placement = _placement(chain)
+    del chain  # the ordered ledger is the largest frame made here: free the chain first
+    ordered = signed[placement["__row"]].with_columns(
+        placement["balance_before"], placement["chain_position"]
+    )
     return Reconciliation(
         ordered=ordered,
         breaks=breaks,
@@ -187,10 +191,14 @@ def _accounts_by_name(chain: pl.DataFrame, names: dict[int, str]) -> pl.DataFram
     """The chain with its account blocks in name order (they are in key order until here)."""
     starts = chain.with_row_index("__position").filter(~pl.col("__same_account"))
     keys, positions = starts["__account"].to_list(), starts["__position"].to_list()
-    if keys == sorted(keys, key=lambda k: names[k]):
+
+    def name(key: int) -> str:
+        return names.get(key, "")  # a null account sorts first
+
+    if keys == sorted(keys, key=name):
         return chain
     ends = [*positions[1:], chain.height]
-    blocks = sorted(zip(keys, positions, ends, strict=True), key=lambda b: names[b[0]])
+    blocks = sorted(zip(keys, positions, ends, strict=True), key=lambda b: name(b[0]))
     return pl.concat([chain.slice(start, end - start) for _, start, end in blocks])
 
 
@@ -375,17 +383,15 @@ def _clusters(pending: set[int], accounts: dict[int, int]) -> list[list[int]]:
     return clusters
 
 
-def _ordered_ledger(signed: pl.DataFrame, chain: pl.DataFrame) -> pl.DataFrame:
+def _placement(chain: pl.DataFrame) -> pl.DataFrame:
+    """Where each input row goes (`__row` in chain order), its balance_before and position."""
     start_of_account = pl.when(~pl.col("__same_account")).then(pl.int_range(pl.len()))
-    positions = chain.select(
+    return chain.select(
         "__row",
         balance_before=from_micros(pl.col("__before")),
         chain_position=(pl.int_range(pl.len()) - start_of_account.forward_fill() + 1).cast(
             pl.Int64
         ),
-    )
-    return signed[positions["__row"]].with_columns(
-        positions["balance_before"], positions["chain_position"]
     )
 
 
