@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.settings import Settings
+from simulator import Simulator
 from tests.conftest import Simulated
 from tests.pipeline.helpers import truth
 
@@ -116,8 +117,8 @@ class RequestSpy:
     rate faults are drawn) and changes none.
     """
 
-    def __init__(self, s: Simulated) -> None:
-        self._s = s
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self.counts: Counter[str] = Counter()
@@ -131,7 +132,7 @@ class RequestSpy:
             "/Subscription",
             "/Campaign",
         ):
-            self._s.sim.faults.respond(None, path=path, match=self._matcher(path))
+            self._sim.faults.respond(None, path=path, match=self._matcher(path))
 
     def _matcher(self, path: str):  # type: ignore[no-untyped-def]
         def seen(query: Mapping[str, str]) -> bool:
