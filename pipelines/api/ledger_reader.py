@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from pipelines.api.client import PlatformClient
@@ -94,7 +94,16 @@ class LedgerReader:
         self._drift_pause_s = drift_pause_s
 
     def windows(self, first: date, last: date) -> list[Window]:
-        return split_windows(first, last, self.settings.max_window_days)
+        """Windows of at most ``max_window_days``; the range's last day is a window of its own.
+
+        The last day is the one still being written (today, in a daily sync): new entries shift
+        every page of the window that holds it. Alone, it is a page or two to re-read, while the
+        settled days before it read clean once.
+        """
+        if last <= first:
+            return split_windows(first, last, self.settings.max_window_days)
+        settled = split_windows(first, last - timedelta(days=1), self.settings.max_window_days)
+        return [*settled, Window(last, last)]
 
     def read(self, first: date, last: date) -> Iterator[ReadEvent]:
         for window in self.windows(first, last):
