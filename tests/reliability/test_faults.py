@@ -17,7 +17,7 @@ import pytest
 
 from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
-from simulator import FAULT_KINDS, Fault
+from simulator import FAULT_KINDS
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, landed, truth
 from tests.reliability.support import (
@@ -38,8 +38,8 @@ Env = Callable[..., Settings]
 RATE = 0.3  # of every request, ledger and snapshots; docs/reliability.md quotes it
 KINDS = tuple(kind for kind in FAULT_KINDS if kind != "body")  # "body" is scripted, not a fault
 STABLE_KINDS = tuple(kind for kind in KINDS if kind != "drift")
-# Drift makes the window restart; at 30% x 9 kinds a 38-request read succeeds one time in three,
-# so the mixed run needs more re-reads than the default 5 to be certain to finish.
+# Drift makes the window holding today restart (1 page and a probe: at 30% drift, one read in two
+# is clean); more re-reads than the default 5 make finishing certain rather than likely.
 DRIFT_RETRIES = {"CREDITLENS_DRIFT_RETRIES": "40"}
 
 
@@ -62,9 +62,7 @@ def _assert_ledger_is_truth_but_late_arrivals(s: Simulated, rows: list[tuple], l
     assert all(row[0].startswith(now) and row[1] == "Usage" for row in not_landed)
 
 
-@pytest.mark.parametrize(
-    "kinds", [(kind,) for kind in STABLE_KINDS] + [KINDS], ids=[*STABLE_KINDS, "all-mixed"]
-)
+@pytest.mark.parametrize("kinds", [(kind,) for kind in KINDS] + [KINDS], ids=[*KINDS, "all-mixed"])
 def test_a_sync_through_faults_lands_exactly_the_ledger(
     simulated: Start, creditlens_env: Env, kinds: tuple[str, ...]
 ) -> None:
@@ -84,35 +82,6 @@ def test_a_sync_through_faults_lands_exactly_the_ledger(
     assert meta["entries_fetched"] == meta["entries_landed"] + meta["entries_quarantined"]
     assert meta["entries_quarantined"] == 0
     assert landed(analyst_copy(settings), s.company) == rows
-
-
-def test_drift_at_a_high_rate_over_recent_days(simulated: Start, creditlens_env: Env) -> None:
-    """New entries keep arriving while today is read: today's window is re-read until its pages
-    agree, and what lands is the ledger as it stood when they did."""
-    s = simulated("small")
-    settings = creditlens_env(s, **FAST_RETRIES, **DRIFT_RETRIES)
-    first = s.today - timedelta(days=1)
-    today = s.today.isoformat()
-    s.sim.faults.script(
-        *[Fault("drift", path=TRANSACTIONS, match=lambda q: q.get("startDate") == today)] * 2
-    )
-    _fault_everything(s, ("drift",), RATE)
-    report = run_sync(settings, first.isoformat(), s.today.isoformat())
-    assert report.ledger.materializations["ledger_entries"]["window_restarts"] > 0
-    rows = landed(settings.warehouse, s.company)
-    not_landed, invented = missing_rows(truth_between(s, first, s.today), rows)
-    assert not invented
-    assert sum(not_landed.values()) == _drifted_after_ledger(s)
-
-
-def test_drift_at_a_high_rate_over_the_whole_history(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated("small")
-    settings = creditlens_env(s, **FAST_RETRIES)  # the default 5 re-reads
-    _fault_everything(s, ("drift",), RATE)
-    run_sync(settings, None, None)
-    _assert_ledger_is_truth_but_late_arrivals(
-        s, landed(settings.warehouse, s.company), _drifted_after_ledger(s)
-    )
 
 
 def _digest(path: Path) -> str:
