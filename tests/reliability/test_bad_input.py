@@ -17,7 +17,6 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -345,16 +344,6 @@ def _runs(config: Settings) -> list[tuple[int, int, int]]:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RunFailed,
-    reason=(
-        "transforms/wire.py:170 entries_frame: a JSON string escape holding a lone surrogate "
-        "('\\ud800', valid JSON) reaches pl.DataFrame, which raises UnicodeEncodeError; no rule "
-        "quarantines text that is not encodable, so the whole day can never sync and the error "
-        "('utf-8' codec can't encode character...) names neither the page nor the field"
-    ),
-)
 def test_a_lone_surrogate_is_quarantined_not_a_crash(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     day = s.today.isoformat()
