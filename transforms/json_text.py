@@ -35,4 +35,8 @@ def dumps_exact(value: Any) -> str:
         return v
 
     text = json.dumps(mark(value), ensure_ascii=False, sort_keys=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # lone surrogates: keep them as JSON escapes, still the same data
+        text = json.dumps(mark(value), ensure_ascii=True, sort_keys=False)
     return _MARKED.sub(r"\1", text)

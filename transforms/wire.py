@@ -167,28 +167,17 @@ def entries_frame(
         reject(i, f"createdAt {created[i]!r} is not a date-time")
         created[i] = None
 
-    frame = pl.DataFrame(
-        {
-            "created_text": created,
-            **strings,
-            "amount_text": money["amount"],
-            "balance_text": money["balance_after"],
-            "has_description": flags,
-        },
-        schema={
-            "created_text": pl.String(),
-            **dict.fromkeys(strings, pl.String()),
-            "amount_text": pl.String(),
-            "balance_text": pl.String(),
-            "has_description": pl.Boolean(),
-        },
-    ).with_columns(
-        pl.col("created_text")
-        .str.strptime(TIMESTAMP, format="%+", strict=False)
-        .alias("created_at"),
-        pl.col("amount_text").str.contains(_PLAIN_PATTERN).alias("amount_plain"),
-        pl.col("balance_text").str.contains(_PLAIN_PATTERN).alias("balance_plain"),
-    )
+    text_columns = {"createdAt": created, **dict(zip(STRING_FIELDS, strings.values(), strict=True))}
+    text_columns |= {"amount": money["amount"], "balanceAfter": money["balance_after"]}
+    try:
+        frame = _text_frame(created, strings, money, flags)
+    except UnicodeEncodeError:  # valid JSON can carry lone surrogates; they are not text
+        for wire, values in text_columns.items():
+            for i, value in enumerate(values):
+                if value is not None and not _encodable(value):
+                    reject(i, f"{wire} is not valid Unicode (it holds an unpaired surrogate)")
+                    values[i] = None
+        frame = _text_frame(created, strings, money, flags)
 
     # The rare values the vectorized pass could not read get a second, exact look.
     created_col = frame["created_at"]
@@ -270,6 +259,44 @@ def entries_frame(
     )
     rejects = [Reject(i, reason, rows[i]) for i, reason in sorted(reasons.items())]
     return typed, rejects
+
+
+def _text_frame(
+    created: list[Any],
+    strings: dict[str, list[Any]],
+    money: dict[str, list[Any]],
+    flags: list[Any],
+) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "created_text": created,
+            **strings,
+            "amount_text": money["amount"],
+            "balance_text": money["balance_after"],
+            "has_description": flags,
+        },
+        schema={
+            "created_text": pl.String(),
+            **dict.fromkeys(strings, pl.String()),
+            "amount_text": pl.String(),
+            "balance_text": pl.String(),
+            "has_description": pl.Boolean(),
+        },
+    ).with_columns(
+        pl.col("created_text")
+        .str.strptime(TIMESTAMP, format="%+", strict=False)
+        .alias("created_at"),
+        pl.col("amount_text").str.contains(_PLAIN_PATTERN).alias("amount_plain"),
+        pl.col("balance_text").str.contains(_PLAIN_PATTERN).alias("balance_plain"),
+    )
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
