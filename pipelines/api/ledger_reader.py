@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -110,25 +109,17 @@ class LedgerReader:
             yield from self.read_window(window)
 
     def read_window(self, window: Window) -> Iterator[ReadEvent]:
-        previous: Counter[Any] | None = None
         attempts = self.settings.drift_retries + 1
         for attempt in range(1, attempts + 1):
-            seen: Counter[Any] = Counter()
             try:
-                repeated, pages, entries = yield from self._read_attempt(window, attempt, seen)
+                pages, entries = yield from self._read_attempt(window, attempt)
             except _Drift as drift:
                 reason = str(drift)
             else:
-                if not repeated or (previous is not None and previous == seen):
-                    self.stats.windows += 1
-                    self.stats.entries += entries
-                    yield WindowDone(window, attempt, pages, entries)
-                    return
-                reason = (
-                    "rows repeated across a page boundary; re-reading to tell page drift "
-                    "from genuinely identical entries"
-                )
-            previous = seen
+                self.stats.windows += 1
+                self.stats.entries += entries
+                yield WindowDone(window, attempt, pages, entries)
+                return
             self.stats.restarts += 1
             self.stats.restart_reasons.append(f"{window}: {reason}")
             log.info("window %s attempt %d: %s", window, attempt, reason)
@@ -153,30 +144,27 @@ class LedgerReader:
         self.stats.pages += 1
         return page
 
-    def _read_attempt(
-        self, window: Window, attempt: int, seen: Counter[Any]
-    ) -> Iterator[ReadEvent]:
+    def _read_attempt(self, window: Window, attempt: int) -> Iterator[ReadEvent]:
         size = self.settings.page_size
         first = self._fetch(window, 1)
         total = first.total
         page_count = math.ceil(total / size)
-        repeated = False
         entries = 0
-        previous_keys: set[Any] = set()
+        previous: tuple[int, list[Any]] = (0, [])
+        # Pairs of adjacent pages sharing a row: a shifted page, or genuinely identical entries.
+        suspects: list[tuple[int, list[Any], list[Any]]] = []
 
         def check(page: LedgerPage, number: int) -> None:
-            nonlocal repeated, previous_keys, entries
+            nonlocal previous, entries
             if page.total != total:
                 raise _Drift(f"total changed from {total} to {page.total} at page {number}")
             expected = max(0, min(size, total - (number - 1) * size))
             if len(page.data) != expected:
                 raise _Drift(f"page {number} has {len(page.data)} entries, expected {expected}")
             keys = [_row_key(row) for row in page.data]
-            seen.update(keys)
-            key_set = set(keys)
-            if previous_keys & key_set:
-                repeated = True
-            previous_keys = key_set
+            if not set(previous[1]).isdisjoint(keys):
+                suspects.append((previous[0], previous[1], keys))
+            previous = (number, keys)
             entries += len(keys)
 
         check(first, 1)
@@ -191,7 +179,18 @@ class LedgerReader:
                 f"past the last page the ledger reports total {probe.total} "
                 f"and {len(probe.data)} more entries (expected {total} and none)"
             )
-        return repeated, page_count, entries
+        for number, before, after in suspects:
+            # Re-reading just the two pages tells the cases apart: identical entries come back
+            # in the same places, a shift does not.
+            again = [self._fetch(window, n) for n in (number, number + 1)]
+            if any(p.total != total for p in again) or [
+                [_row_key(row) for row in p.data] for p in again
+            ] != [before, after]:
+                raise _Drift(
+                    f"rows repeated across pages {number} and {number + 1} and a re-read of "
+                    "them differs: the pages shifted while they were read"
+                )
+        return page_count, entries
 
     def _fetch_many(self, window: Window, numbers: range) -> Iterator[tuple[int, LedgerPage]]:
         """Pages in order, with up to ``concurrency`` requests in flight."""

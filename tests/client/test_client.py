@@ -197,3 +197,53 @@ def test_a_lying_total_is_drift_not_data(simulated: Start) -> None:
     s.sim.faults.respond(body, times=1)
     rows, stats, _ = read_all(s)
     assert stats.restarts == 1 and as_truth(rows) == truth_rows(s)
+
+
+def _page(rows: list[dict], number: int, total: int) -> dict:
+    return {"data": rows, "total": total, "pageNumber": number, "pageSize": 100}
+
+
+def _rows(start: int, count: int) -> list[dict]:
+    return [
+        {"createdAt": f"2026-01-01T00:00:{i % 60:02d}.{i:03d}Z", "type": "Usage", "amount": 0,
+         "balanceAfter": i}
+        for i in range(start, start + count)
+    ]  # fmt: skip
+
+
+def _serve(s: Simulated, number: int, body: dict, times: int | None = None) -> None:
+    s.sim.faults.respond(body, match=lambda q, n=str(number): q.get("pageNumber") == n, times=times)
+
+
+def test_identical_entries_across_a_page_boundary_cost_two_requests_not_a_window(
+    simulated: Start,
+) -> None:
+    s = simulated("small")
+    twin = _rows(500, 1)[0]
+    first, second = [*_rows(0, 99), twin], [twin, *_rows(100, 49)]
+    _serve(s, 1, _page(first, 1, 150))
+    _serve(s, 2, _page(second, 2, 150))
+    _serve(s, 3, _page([], 3, 150))
+    with s.client() as client:
+        reader = LedgerReader(client, drift_pause_s=0)
+        events = list(reader.read_window(reader.windows(s.today, s.today)[0]))
+    assert reader.stats.restarts == 0 and reader.stats.entries == 150
+    assert reader.stats.pages == 5  # two pages, the probe, and the two pages re-read once
+    assert isinstance(events[-1], WindowDone)
+
+
+def test_a_shift_seen_only_on_re_reading_the_boundary_restarts_the_window(
+    simulated: Start,
+) -> None:
+    s = simulated("small")
+    twin = _rows(500, 1)[0]
+    first = [*_rows(0, 99), twin]
+    _serve(s, 1, _page(first, 1, 150))
+    _serve(s, 2, _page([twin, *_rows(100, 49)], 2, 150), times=1)  # shifted once ...
+    _serve(s, 2, _page(_rows(99, 50), 2, 150))  # ... then read as it really is
+    _serve(s, 3, _page([], 3, 150))
+    with s.client() as client:
+        reader = LedgerReader(client, drift_pause_s=0)
+        list(reader.read_window(reader.windows(s.today, s.today)[0]))
+    assert reader.stats.restarts == 1
+    assert "a re-read of them differs" in reader.stats.restart_reasons[0]
