@@ -7,8 +7,10 @@ excluded so that a field the platform adds later does not change identities). ``
 numbers the entries of one account and UTC day that share a fingerprint, 1..n: two genuinely
 identical entries are both kept, as ``...-1`` and ``...-2``. ``entry_id`` = fingerprint-occurrence.
 
-Because a sync always replaces whole UTC days, the same day read twice (a rerun, overlapping
-backfills) yields the same ids, and the occurrence count is exact within the day.
+The fingerprint is computed here, batch by batch; the occurrence is numbered where whole days
+exist, in the landing transaction (``IDENTIFIED_SQL`` in pipelines/warehouse/writer.py). Because a
+sync always replaces whole UTC days, the same day read twice (a rerun, overlapping backfills)
+yields the same ids, and the occurrence count is exact within the day.
 """
 
 from __future__ import annotations
@@ -54,17 +56,4 @@ def with_fingerprint(entries: pl.DataFrame) -> pl.DataFrame:
     return entries.with_columns(
         pl.col("created_at").dt.date().alias("entry_day"),
         pl.Series("fingerprint", [_digest(t) for t in texts], dtype=pl.String),
-    )
-
-
-def with_identity(entries: pl.DataFrame) -> pl.DataFrame:
-    """Adds ``occurrence`` and ``entry_id``; the frame must hold whole days (see module doc)."""
-    return entries.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int32)
-        .over(["account", "entry_day", "fingerprint"])
-        .alias("occurrence")
-    ).with_columns(
-        pl.concat_str(
-            [pl.col("fingerprint"), pl.col("occurrence").cast(pl.String)], separator="-"
-        ).alias("entry_id")
     )

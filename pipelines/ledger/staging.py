@@ -1,9 +1,11 @@
 """Staging a window's entries on disk while the ledger is read.
 
 Pages are buffered as they arrive and validated in batches (one column-wise pass per ~20,000
-entries rather than per page of 100). A window's rows stay in memory until the window is
-accepted, because identity needs whole days; then they are written to Parquet and the warehouse
-lands every staged file in one short transaction. A restarted window is simply forgotten.
+entries rather than per page of 100); each batch is fingerprinted and written to its own Parquet
+file at once, so memory holds one batch, not a window. The warehouse lands every staged file in
+one short transaction, numbering identical entries within each day there (the occurrence half of
+the identity rule needs whole days, which only the landing has). A restarted window's files are
+deleted.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import polars as pl
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import Window
 from pipelines.failpoints import failpoint
-from transforms.identify import with_fingerprint, with_identity
+from transforms.identify import with_fingerprint
 from transforms.json_text import dumps_exact
 from transforms.wire import entries_frame, parse_created_at
 
@@ -43,7 +45,8 @@ QUARANTINE_SCHEMA = {
 class WindowStage:
     """Rows of the window being read; emptied on restart."""
 
-    frames: list[pl.DataFrame] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    staged: int = 0
     quarantine: list[dict[str, object]] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)
     pending_pages: list[int] = field(default_factory=list)
@@ -63,6 +66,7 @@ class LedgerStaging:
         self.fetched = 0
         self.staged = 0
         self.quarantined = 0
+        self._batches = 0
         self._window = WindowStage()
 
     def add_page(self, page: PageRead) -> None:
@@ -85,7 +89,7 @@ class LedgerStaging:
         frame, rejects = entries_frame(rows, window.first, window.last)
         if frame.height:
             index = frame["position"]
-            stage.frames.append(
+            batch = with_fingerprint(
                 frame.with_columns(
                     pl.lit(self.account).alias("account"),
                     pl.lit(self.run_id).alias("run_id"),
@@ -96,6 +100,13 @@ class LedgerStaging:
                     pl.Series("page_position", positions, dtype=pl.Int32).gather(index),
                 ).drop("position")
             )
+            self._batches += 1
+            path = (
+                self.directory / f"entries-{window.first.isoformat()}-{self._batches:05d}.parquet"
+            )
+            batch.write_parquet(path, compression="lz4", statistics=False)
+            stage.files.append(path)
+            stage.staged += batch.height
         now = datetime.now(UTC)
         for reject in rejects:
             moment = (
@@ -121,18 +132,16 @@ class LedgerStaging:
             )
 
     def restart_window(self) -> None:
+        for path in self._window.files:
+            path.unlink(missing_ok=True)
         self._window = WindowStage()
 
     def finish_window(self, window: Window) -> None:
         self._validate(window)
         stage, self._window = self._window, WindowStage()
         name = f"{window.first.isoformat()}_{window.last.isoformat()}"
-        if stage.frames:
-            rows = with_identity(with_fingerprint(pl.concat(stage.frames)))
-            path = self.directory / f"entries-{name}.parquet"
-            rows.write_parquet(path, compression="lz4", statistics=False)
-            self.entry_files.append(path)
-            self.staged += rows.height
+        self.entry_files.extend(stage.files)
+        self.staged += stage.staged
         if stage.quarantine:
             path = self.directory / f"quarantine-{name}.parquet"
             pl.DataFrame(stage.quarantine, schema=QUARANTINE_SCHEMA).write_parquet(path)

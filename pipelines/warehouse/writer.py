@@ -56,6 +56,18 @@ class InvariantBroken(RuntimeError):
     """fetched != landed + quarantined: the transaction is rolled back, nothing changes."""
 
 
+# The occurrence half of the identity rule (transforms/identify.py has the rule and the
+# fingerprint): entries of one account and UTC day that share a fingerprint are numbered 1..n.
+# They are identical, so the order only makes the numbering deterministic. It runs here because
+# it needs whole days, and a sync stages whole days only as a set of files.
+IDENTIFIED_SQL = (
+    "SELECT *, fingerprint || '-' || occurrence AS entry_id FROM ("
+    "SELECT *, CAST(row_number() OVER (PARTITION BY account, entry_day, fingerprint "
+    "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence "
+    "FROM read_parquet({files}))"
+)
+
+
 def _paths_sql(paths: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
@@ -106,8 +118,8 @@ class Warehouse:
                 landed = 0
                 if landing.entry_files:
                     con.execute(
-                        f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} "
-                        f"FROM read_parquet({_paths_sql(landing.entry_files)})"
+                        f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} FROM "
+                        f"({IDENTIFIED_SQL.format(files=_paths_sql(landing.entry_files))})"
                     )
                     landed = _count(
                         con,
