@@ -41,7 +41,8 @@ def _snapshot_asset(table: str) -> AssetsDefinition:
             )
         if rows.warning:
             context.log.warning(rows.warning)
-        wh.publish_analyst_copy()
+        if stored:  # an unchanged snapshot wrote nothing: the analyst copy is still current
+            wh.publish_analyst_copy()
         return MaterializeResult(
             metadata={
                 "account": platform_api.account,
