@@ -52,7 +52,12 @@ def run_demo(directory: str, seed: int) -> None:
     typer.echo(f"analyst copy (read-only):  {analyst}")
     typer.echo(f"report:                    {site.index_html}")
     typer.echo(f"done in {time.monotonic() - started:.1f}s. Try:")
+    query = (
+        "SELECT month, opening, debits, credits, hidden_movements, closing FROM monthly_statement"
+    )
+    typer.echo(f'  duckdb -readonly {analyst} "{query}"')
+    typer.echo("or, without the DuckDB command-line tool (pip does not install it):")
     typer.echo(
-        f"  duckdb -readonly {analyst} \"SELECT date_trunc('month', created_at) AS month, "
-        'entry_type, sum(amount) FROM ledger_entries GROUP BY ALL ORDER BY ALL"'
+        f"  python -c \"import duckdb; duckdb.connect('{analyst}', read_only=True)"
+        f".sql('{query}').show()\""
     )
