@@ -9,8 +9,9 @@ Rules (documented in README's data dictionary):
 - the entry is a JSON object;
 - ``createdAt`` is an ISO 8601 date-time (no offset is read as UTC) inside the requested window;
 - ``type`` is a non-empty string;
-- ``amount`` and ``balanceAfter`` are finite JSON numbers (or numeric strings) that fit
-  DECIMAL(18,6) exactly: at most 12 integer digits and 6 decimal places, nothing rounded;
+- ``amount`` and ``balanceAfter`` are finite JSON numbers (or numeric strings) with at most 11
+  integer digits and 6 decimal places, nothing rounded: they, and the balance before the entry
+  derived from them, fit DECIMAL(18,6) exactly;
 - ``description``, ``channel``, ``agentId``, ``campaignId`` are strings or null/absent;
   ``hasDescription`` is a boolean or null/absent;
 - any other field is kept, as JSON text in ``extra``.
@@ -30,7 +31,9 @@ from transforms.json_text import dumps_exact
 
 MONEY = pl.Decimal(18, 6)
 TIMESTAMP = pl.Datetime("us", "UTC")
-MAX_INTEGER_DIGITS = 12
+# DECIMAL(18,6) holds 12 integer digits; entries keep one in reserve so that a derived balance
+# (balanceAfter - amount, before the entry) still fits the same type exactly.
+MAX_INTEGER_DIGITS = 11
 MAX_SCALE = 6
 
 STRING_FIELDS = {
@@ -97,8 +100,9 @@ def _money_reason(field: str, value: Any) -> str:
     text = str(value)
     shown = text if len(text) <= 40 else text[:37] + "..."
     return (
-        f"{field} {shown!r} is not a finite number that fits DECIMAL(18,6) exactly "
-        f"(at most {MAX_INTEGER_DIGITS} integer digits and {MAX_SCALE} decimal places)"
+        f"{field} {shown!r} is not a finite number within the ledger's exact range "
+        f"(at most {MAX_INTEGER_DIGITS} integer digits and {MAX_SCALE} decimal places, so that "
+        "it and the balance before it fit DECIMAL(18,6))"
     )
 
 

@@ -23,6 +23,7 @@ from pipelines.api.errors import (
     TransportFailure,
     problem_class,
 )
+from pipelines.api.redact import Redactor
 from pipelines.api.retry import Backoff, parse_retry_after
 from pipelines.api.settings import ApiSettings
 
@@ -47,6 +48,7 @@ class PlatformClient:
         self._backoff = Backoff(settings.backoff_base_s, settings.backoff_max_s)
         self.requests_sent = 0
         self.retries = 0
+        self._redactor = Redactor([settings.api_key.get_secret_value()])
         self._http = httpx.Client(
             base_url=settings.base_url,
             headers={"X-Api-Key": settings.api_key.get_secret_value(), "User-Agent": USER_AGENT},
@@ -110,7 +112,9 @@ class PlatformClient:
             ) from None
         if response.is_success:
             return body
-        raise problem_from_response(response.status_code, body, response.headers, path)
+        raise problem_from_response(
+            response.status_code, body, response.headers, path, self._redactor
+        )
 
     def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
         """GET a JSON document, numbers parsed exactly (Decimal, never float)."""
@@ -129,9 +133,18 @@ def _reject_constant(name: str) -> Any:
 
 
 def problem_from_response(
-    status: int, body: bytes, headers: httpx.Headers, path: str
+    status: int,
+    body: bytes,
+    headers: httpx.Headers,
+    path: str,
+    redactor: Redactor | None = None,
 ) -> ProblemError:
-    """Turn an error response into a typed exception carrying its problem details."""
+    """Turn an error response into a typed exception carrying its problem details.
+
+    Every text from the server is scrubbed of the key's spellings first: the exception's
+    message reaches the CLI, logs and Dagster's event log.
+    """
+    scrub = redactor.scrub if redactor else (lambda text: text)
     title = detail = instance = type_ = None
     extra: dict[str, Any] = {}
     try:
@@ -139,12 +152,11 @@ def problem_from_response(
     except (ValueError, UnicodeDecodeError):
         doc = None
     if isinstance(doc, dict):
-        title = _text(doc.get("title"))
-        detail = _text(doc.get("detail"))
-        instance = _text(doc.get("instance"))
-        type_ = _text(doc.get("type"))
+        title, detail, instance, type_ = (
+            _scrubbed(doc.get(field), scrub) for field in ("title", "detail", "instance", "type")
+        )
         extra = {
-            k: v
+            scrub(str(k)): scrub(json.dumps(v, default=str))
             for k, v in doc.items()
             if k not in {"title", "detail", "instance", "type", "status"}
         }
@@ -163,5 +175,5 @@ def problem_from_response(
     )
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> str | None:
+    return None if value is None else scrub(str(value))

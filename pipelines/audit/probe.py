@@ -22,9 +22,9 @@ from pipelines.api.errors import (
     ProblemError,
     Unauthorized,
 )
+from pipelines.api.redact import Redactor
 from pipelines.api.settings import ENV, ApiSettings, describe_validation_error
 from pipelines.audit.endpoints import ENDPOINTS, Endpoint, Outcome
-from pipelines.audit.redact import Redactor
 from pipelines.audit.report import EndpointResult
 
 log = logging.getLogger(__name__)

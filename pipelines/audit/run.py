@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipelines.api.errors import ConfigurationError
+from pipelines.api.redact import Redactor, needles
 from pipelines.api.settings import ENV
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
@@ -29,7 +30,6 @@ from pipelines.audit.inventory import (
     resolve_key,
 )
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
-from pipelines.audit.redact import Redactor, needles
 from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
 from pipelines.audit.scan import DEFAULT_MAX_FILE_BYTES, check_roots, place_covers, scan
 

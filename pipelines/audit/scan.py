@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.api.redact import Needle
 from pipelines.audit.inventory import Place
-from pipelines.audit.redact import Needle
 from pipelines.audit.report import ScanStats
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024

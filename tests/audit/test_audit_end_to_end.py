@@ -13,10 +13,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from pipelines.api.redact import needles
 from pipelines.audit import fingerprint, run_audit
 from pipelines.audit.cli import audit
 from pipelines.audit.fingerprint import SECRET_ENV
-from pipelines.audit.redact import needles
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
 

@@ -10,8 +10,8 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipelines.api.redact import REDACTED, Redactor, needles
 from pipelines.audit.inventory import Place
-from pipelines.audit.redact import REDACTED, Redactor, needles
 from pipelines.audit.scan import place_covers, scan
 
 KEY = "sk_live_4f9c+2a7e/1b3d=5f6a8c0e2b4d6f8a1c3e"

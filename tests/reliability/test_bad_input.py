@@ -19,7 +19,6 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -396,33 +395,23 @@ def _entry(day: str, at: str, amount: str, balance: str, description: str = "x")
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RunFailed,
-    reason=(
-        "transforms/continuity.py:426 _continuity_breaks (from "
-        "pipelines/reconciliation/run.py:143): observed = balanceAfter - amount of landed "
-        "entries (each within DECIMAL(18,6), as "
-        "transforms/wire.py accepts) can need 13 integer digits; from_micros casts it back to "
-        "Decimal(18,6) and polars raises 'decimal precision 18 can't fit values with 19 digits', "
-        "so the reconciliation run fails with that message after the ledger landed"
-    ),
-)
 def test_money_at_the_decimal_limits_reconciles(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     day = s.today.isoformat()
     config = creditlens_env(s, CREDITLENS_LEDGER_START=day, CREDITLENS_MAX_RETRIES="0")
-    top = "999999999999.999999"
+    top = "99999999999.999999"  # the largest an entry may carry: 11 integer digits
+    beyond = "999999999999.999999"  # fits DECIMAL(18,6), but the balance before it may not
     _serve_one_page(
         s,
         [
             _entry(day, "10:00:00", top, top),
             _entry(day, "11:00:00", top, "-" + top),
             _entry(day, "12:00:00", "-" + top, top),
+            _entry(day, "13:00:00", beyond, beyond),
         ],
     )
-    run_sync(config, day, day)
-    assert _runs(config)[-1] == (3, 3, 0)
+    run_sync(config, day, day)  # lands, quarantines, and reconciles without an overflow
+    assert _runs(config)[-1] == (4, 3, 1)
 
 
 def test_a_lone_surrogate_is_quarantined_not_a_crash(simulated: Start, creditlens_env: Env) -> None:

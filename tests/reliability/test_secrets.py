@@ -163,16 +163,6 @@ def test_no_key_in_anything_written_or_printed(installation: Installation) -> No
     assert len(searched) > len(files)  # databases were read value by value too
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "pipelines/api/client.py problem_from_response (and pipelines/api/errors.py ProblemError) "
-        "put the server's problem `detail` into the exception message unscrubbed; a server that "
-        "echoes the X-Api-Key there gets it printed by the CLI, raised in RunFailed and stored "
-        "in DAGSTER_HOME's event log (the audit scrubs such text with pipelines/audit/redact.py; "
-        "the sync does not)"
-    ),
-)
 def test_a_server_echoing_the_key_does_not_make_us_repeat_it(
     installation: Installation,
     monkeypatch: pytest.MonkeyPatch,

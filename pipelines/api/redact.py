@@ -1,8 +1,8 @@
-"""Every spelling of a key that must never leave the audit.
+"""Every spelling of a key that must never leave memory.
 
-Used twice: the scanner looks for these spellings in files, and every text that comes from
-outside (a server's error detail, an exception message, a file path) is scrubbed of them
-before it enters the report, so a server that echoes the key cannot make us print it.
+Used three times: the client scrubs the server's problem details (a server that echoes the key
+in an error must not make us print, raise or log it), the audit's scanner looks for these
+spellings in files, and the audit scrubs every outside text before it enters its report.
 """
 
 from __future__ import annotations
