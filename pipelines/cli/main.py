@@ -29,8 +29,14 @@ def sync(
     until: Annotated[
         str | None, typer.Option(help="Last UTC day to sync (default: today).")
     ] = None,
+    fail_on_breaks: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-breaks", help="Exit 3 when reconciliation finds any break (for CI gates)."
+        ),
+    ] = False,
 ) -> None:
-    """Sync the ledger and the billing snapshots into CREDITLENS_WAREHOUSE."""
+    """Sync the ledger and the billing snapshots into CREDITLENS_WAREHOUSE, then reconcile."""
     with clear_errors():
         from pipelines.cli.sync_command import run_sync, summary_lines
         from pipelines.settings import Settings
@@ -38,6 +44,9 @@ def sync(
         report = run_sync(Settings.from_env(), since, until)
         for line in summary_lines(report):
             typer.echo(line)
+    if fail_on_breaks and report.has_breaks():
+        typer.echo("creditlens: reconciliation found breaks (--fail-on-breaks)", err=True)
+        raise typer.Exit(3)
 
 
 @app.command()

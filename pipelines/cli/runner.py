@@ -17,8 +17,9 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-# Dagster's console logger prints every step at DEBUG; the CLI shows its own summary instead.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console logger prints every step, and a failure with its stack trace; the CLI prints
+# its own summary and one line per failure instead (the event log keeps everything).
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 class RunFailed(RuntimeError):
