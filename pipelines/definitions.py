@@ -10,8 +10,10 @@ import json
 import warnings
 
 from dagster import BetaWarning, Definitions, EnvVar
+from pydantic import ValidationError
 
-from pipelines.api.settings import options_from_env
+from pipelines.api.errors import ConfigurationError
+from pipelines.api.settings import describe_validation_error, options_from_env
 from pipelines.audit.assets import KeyAuditResource, audit_job, key_audit, weekly_key_audit
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
@@ -36,9 +38,8 @@ from pipelines.snapshots.schedules import snapshot_job
 warnings.filterwarnings("ignore", category=BetaWarning)
 
 
-def build_resources(settings: Settings) -> dict[str, object]:
-    options = options_from_env()
-    api = PlatformApiResource(
+def _api_resource(settings: Settings, options: dict[str, str]) -> PlatformApiResource:
+    return PlatformApiResource(
         base_url=EnvVar("CREDITLENS_BASE_URL"),
         api_key=EnvVar("CREDITLENS_API_KEY"),
         account=settings.account,
@@ -46,6 +47,14 @@ def build_resources(settings: Settings) -> dict[str, object]:
         snapshot_fields_json=json.dumps(settings.snapshot_fields),
         **{k: v for k, v in options.items()},  # type: ignore[arg-type]
     )
+
+
+def build_resources(settings: Settings) -> dict[str, object]:
+    options = options_from_env()
+    try:
+        api = _api_resource(settings, options)
+    except ValidationError as exc:  # a bad CREDITLENS_* value: one line naming the variable
+        raise ConfigurationError(describe_validation_error(exc)) from None
     warehouse = WarehouseResource(
         path=str(settings.warehouse),
         analyst_copy=str(settings.analyst_copy or ""),
