@@ -27,9 +27,20 @@ def current_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All or nothing: COMMIT when the block ends, ROLLBACK if anything escapes it."""
     con.execute("BEGIN TRANSACTION")
     try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+    with transaction(con):
         con.execute(SCHEMA_VERSION.create_sql())
         for statement in SCHEMA_VERSION.comment_sql():
             con.execute(statement)
@@ -44,10 +55,6 @@ def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> Non
             "INSERT INTO schema_version VALUES (?, ?, now())",
             [migration.version, migration.description],
         )
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
 
 
 def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:

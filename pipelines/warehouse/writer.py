@@ -20,7 +20,12 @@ import duckdb
 import polars as pl
 
 from pipelines.failpoints import failpoint
-from pipelines.warehouse.connection import WarehouseError, open_for_read, open_for_write
+from pipelines.warehouse.connection import (
+    WarehouseError,
+    open_for_read,
+    open_for_write,
+    transaction,
+)
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
 
@@ -98,77 +103,70 @@ class Warehouse:
         started = time.monotonic()
         entry_cols = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
         quarantine_cols = ", ".join(c.name for c in QUARANTINE.columns)
-        with self.write() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                replaced = _count(
+        with self.write() as con, transaction(con):
+            replaced = _count(
+                con,
+                "SELECT count(*) FROM ledger_entries WHERE account = ? "
+                "AND entry_day BETWEEN ? AND ?",
+                [landing.account, landing.range_start, landing.range_end],
+            )
+            con.execute(
+                "DELETE FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
+                [landing.account, landing.range_start, landing.range_end],
+            )
+            con.execute(
+                "DELETE FROM quarantine WHERE account = ? AND entry_day BETWEEN ? AND ?",
+                [landing.account, landing.range_start, landing.range_end],
+            )
+            landed = 0
+            if landing.entry_files:
+                con.execute(
+                    f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} FROM "
+                    f"({IDENTIFIED_SQL.format(files=_paths_sql(landing.entry_files))})"
+                )
+                landed = _count(
                     con,
-                    "SELECT count(*) FROM ledger_entries WHERE account = ? "
-                    "AND entry_day BETWEEN ? AND ?",
-                    [landing.account, landing.range_start, landing.range_end],
+                    "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
+                    [landing.account, landing.run_id],
                 )
+            quarantined = 0
+            if landing.quarantine_files:
                 con.execute(
-                    "DELETE FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
-                    [landing.account, landing.range_start, landing.range_end],
+                    f"INSERT INTO quarantine ({quarantine_cols}) SELECT {quarantine_cols} "
+                    f"FROM read_parquet({_paths_sql(landing.quarantine_files)})"
                 )
-                con.execute(
-                    "DELETE FROM quarantine WHERE account = ? AND entry_day BETWEEN ? AND ?",
-                    [landing.account, landing.range_start, landing.range_end],
+                quarantined = _count(
+                    con,
+                    "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",
+                    [landing.account, landing.run_id],
                 )
-                landed = 0
-                if landing.entry_files:
-                    con.execute(
-                        f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} FROM "
-                        f"({IDENTIFIED_SQL.format(files=_paths_sql(landing.entry_files))})"
-                    )
-                    landed = _count(
-                        con,
-                        "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
-                        [landing.account, landing.run_id],
-                    )
-                quarantined = 0
-                if landing.quarantine_files:
-                    con.execute(
-                        f"INSERT INTO quarantine ({quarantine_cols}) SELECT {quarantine_cols} "
-                        f"FROM read_parquet({_paths_sql(landing.quarantine_files)})"
-                    )
-                    quarantined = _count(
-                        con,
-                        "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",
-                        [landing.account, landing.run_id],
-                    )
-                if landing.entries_fetched != landed + quarantined:
-                    raise InvariantBroken(
-                        f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
-                        f"quarantined ({quarantined}); nothing was written"
-                    )
-                con.execute(
-                    "INSERT INTO sync_runs VALUES "
-                    "(?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        landing.account,
-                        landing.run_id,
-                        landing.started_at,
-                        landing.range_start,
-                        landing.range_end,
-                        landing.windows,
-                        landing.pages,
-                        landing.window_restarts,
-                        landing.requests,
-                        landing.retries,
-                        landing.entries_fetched,
-                        landed,
-                        quarantined,
-                        (
-                            datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
-                        ).total_seconds(),
-                    ],
+            if landing.entries_fetched != landed + quarantined:
+                raise InvariantBroken(
+                    f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
+                    f"quarantined ({quarantined}); nothing was written"
                 )
-                failpoint("transaction")
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            con.execute(
+                "INSERT INTO sync_runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    landing.account,
+                    landing.run_id,
+                    landing.started_at,
+                    landing.range_start,
+                    landing.range_end,
+                    landing.windows,
+                    landing.pages,
+                    landing.window_restarts,
+                    landing.requests,
+                    landing.retries,
+                    landing.entries_fetched,
+                    landed,
+                    quarantined,
+                    (
+                        datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
+                    ).total_seconds(),
+                ],
+            )
+            failpoint("transaction")
         return LandingResult(landed, quarantined, replaced, time.monotonic() - started)
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -181,25 +179,18 @@ class Warehouse:
             raise ValueError("a snapshot has at least one row")
         columns = list(rows[0])
         placeholders = ", ".join("?" for _ in columns)
-        with self.write() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                latest = con.execute(
-                    f"SELECT content_hash FROM {table} WHERE account = ? "
-                    "ORDER BY fetched_at DESC LIMIT 1",
-                    [account],
-                ).fetchone()
-                if latest and latest[0] == content_hash:
-                    con.execute("COMMIT")
-                    return False
-                con.executemany(
-                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
-                    [[row[c] for c in columns] for row in rows],
-                )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        with self.write() as con, transaction(con):
+            latest = con.execute(
+                f"SELECT content_hash FROM {table} WHERE account = ? "
+                "ORDER BY fetched_at DESC LIMIT 1",
+                [account],
+            ).fetchone()
+            if latest and latest[0] == content_hash:
+                return False
+            con.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
+                [[row[c] for c in columns] for row in rows],
+            )
         return True
 
     def append(self, table: str, rows: Sequence[dict[str, Any]]) -> int:
@@ -208,17 +199,11 @@ class Warehouse:
             return 0
         columns = list(rows[0])
         placeholders = ", ".join("?" for _ in columns)
-        with self.write() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                con.executemany(
-                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
-                    [[row[c] for c in columns] for row in rows],
-                )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        with self.write() as con, transaction(con):
+            con.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})",
+                [[row[c] for c in columns] for row in rows],
+            )
         return len(rows)
 
     def replace_for_account(
@@ -233,30 +218,22 @@ class Warehouse:
         reconciliation: replacing them per account keeps other accounts untouched and a reader
         never sees a mix of two runs.
         """
-        with self.write() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for table, frame in frames.items():
-                    con.execute(f"DELETE FROM {table} WHERE account = ?", [account])
-                    if frame.height:
-                        columns = ", ".join(frame.columns)
-                        con.register("incoming", frame.to_arrow())
-                        con.execute(
-                            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming"
-                        )
-                        con.unregister("incoming")
-                for table, rows in (appended or {}).items():
-                    if rows:
-                        names = list(rows[0])
-                        marks = ", ".join("?" for _ in names)
-                        con.executemany(
-                            f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
-                            [[row[c] for c in names] for row in rows],
-                        )
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        with self.write() as con, transaction(con):
+            for table, frame in frames.items():
+                con.execute(f"DELETE FROM {table} WHERE account = ?", [account])
+                if frame.height:
+                    columns = ", ".join(frame.columns)
+                    con.register("incoming", frame.to_arrow())
+                    con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming")
+                    con.unregister("incoming")
+            for table, rows in (appended or {}).items():
+                if rows:
+                    names = list(rows[0])
+                    marks = ", ".join("?" for _ in names)
+                    con.executemany(
+                        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                        [[row[c] for c in names] for row in rows],
+                    )
 
     # -- analyst copy ---------------------------------------------------------------------------
 
