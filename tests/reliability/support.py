@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Mapping
 from datetime import date
@@ -122,6 +123,7 @@ class RequestSpy:
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self.counts: Counter[str] = Counter()
+        self.latest: dict[str, float] = {}  # monotonic time of the latest request per path
         self.install()
 
     def install(self) -> None:
@@ -138,6 +140,7 @@ class RequestSpy:
         def seen(query: Mapping[str, str]) -> bool:
             with self._arrived:
                 self.counts[path] += 1
+                self.latest[path] = time.monotonic()
                 self._arrived.notify_all()
             return False
 

@@ -36,7 +36,7 @@ Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
 
 FAILPOINTS = ("fetch", "transaction", "publish")
-# Seeds of the timer kills (docs/reliability.md quotes them); each draws one kill moment.
+# Seeds of the timer kills (docs/reliability.md quotes them); each draws two kill moments.
 KILL_SEEDS = (11, 12, 13)
 # The larger ledger of the timer kills: 120 days at ~100 entries a day, ~120 pages.
 LARGER = Scenario.named("small").with_company("acme", history_days=120, entries_per_day=100)
@@ -81,12 +81,14 @@ class Larger:
     spy: RequestSpy
     env: dict[str, str]
     clean: Path  # the warehouse of a clean, unkilled sync
-    span_s: float  # from its first ledger request to its exit
+    requests: int  # its ledger requests (pages, probes and re-reads)
+    after_read_s: float  # from its last ledger request to its exit: land, publish, snapshots...
 
 
 def _start_sync(env: dict[str, str], warehouse: Path) -> subprocess.Popen[str]:
+    """`creditlens sync` of the whole ledger (never resuming from the last synced day)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "sync"],
+        [sys.executable, "-m", "pipelines.cli", "sync", "--since", env["CREDITLENS_LEDGER_START"]],
         env={**env, "CREDITLENS_WAREHOUSE": str(warehouse)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -96,6 +98,8 @@ def _start_sync(env: dict[str, str], warehouse: Path) -> subprocess.Popen[str]:
 
 @pytest.fixture(scope="module")
 def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
+    """A clean subprocess sync of the larger ledger, measured: how many ledger requests it
+    makes, and how long it works after the last one."""
     sim = Simulator(LARGER, seed=3)
     company = sim.companies[0].name
     first = sim.truth(company).entries[0]["createdAtText"][:10]
@@ -110,48 +114,69 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
             "CREDITLENS_BASE_URL": server.url,
             "CREDITLENS_API_KEY": "demo-key",
             "CREDITLENS_ACCOUNT": company,
-            "CREDITLENS_LEDGER_START": min(first, sim.clock.now.date().isoformat()),
+            "CREDITLENS_LEDGER_START": first,
         }
         clean = tmp_path_factory.mktemp("clean") / "warehouse.duckdb"
-        seen = spy.counts[TRANSACTIONS]
         process = _start_sync(env, clean)
-        assert spy.wait_for(TRANSACTIONS, seen + 1, timeout=120)
-        started = time.monotonic()
         _, err = process.communicate(timeout=300)
-        span = time.monotonic() - started
+        exited = time.monotonic()
         assert process.returncode == 0, err[-2000:]
-        yield Larger(Simulated(sim, server, company, "demo-key"), spy, env, clean, span)
+        yield Larger(
+            Simulated(sim, server, company, "demo-key"),
+            spy,
+            env,
+            clean,
+            spy.counts[TRANSACTIONS],
+            exited - spy.latest[TRANSACTIONS],
+        )
+
+
+def _kill(larger: Larger, warehouse: Path, ledger_requests: int, then_s: float) -> int | None:
+    """Starts a sync, waits for its n-th ledger request and `then_s` more seconds, and SIGKILLs
+    it; returns its exit code (None if it was killed, an int if it ended first)."""
+    seen = larger.spy.counts[TRANSACTIONS]
+    process = _start_sync(larger.env, warehouse)
+    try:
+        while process.poll() is None:
+            if larger.spy.wait_for(TRANSACTIONS, seen + ledger_requests, timeout=0.1):
+                time.sleep(then_s)
+                process.send_signal(signal.SIGKILL)
+                break
+    finally:
+        _, err = process.communicate(timeout=120)
+    assert process.returncode in (0, -signal.SIGKILL), err[-2000:]
+    return None if process.returncode == -signal.SIGKILL else process.returncode
 
 
 def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> None:
-    """Each seed kills a sync of the whole ledger at a moment drawn uniformly between its first
-    ledger request and the end of a clean sync; the kills pile up on one warehouse."""
+    """Each seed kills two syncs of the whole ledger: one while it reads (after a random number of
+    its ledger requests), one after (a random time, up to what a clean sync spends there, after
+    its last ledger request). The kills pile up on one warehouse, the first on none."""
     s = larger.s
     expected = truth(s)
     assert landed(larger.clean, s.company) == expected
     warehouse = tmp_path / "warehouse.duckdb"
     analyst = warehouse.with_name("warehouse.analyst.duckdb")
-    outcomes = []
+    states = []
     for seed in KILL_SEEDS:
-        delay = random.Random(seed).uniform(0, larger.span_s)
-        seen = larger.spy.counts[TRANSACTIONS]
-        process = _start_sync(larger.env, warehouse)
-        try:
-            assert larger.spy.wait_for(TRANSACTIONS, seen + 1, timeout=120)
-            time.sleep(delay)
-            process.send_signal(signal.SIGKILL)
-        finally:
-            process.communicate(timeout=120)
-        outcomes.append(
-            (
-                seed,
-                round(delay, 2),
-                process.returncode,
-                _assert_none_or_all(warehouse, expected, s.company),
-                _assert_none_or_all(analyst, expected, s.company),
+        rng = random.Random(seed)
+        for requests, then_s in (
+            (rng.randint(1, larger.requests), 0.0),
+            (larger.requests, rng.uniform(0, larger.after_read_s)),
+        ):
+            ended = _kill(larger, warehouse, requests, then_s)
+            states.append(
+                (
+                    ended,
+                    requests,
+                    round(then_s, 2),
+                    _assert_none_or_all(warehouse, expected, s.company),
+                    _assert_none_or_all(analyst, expected, s.company),
+                )
             )
-        )
-    print("KILLS", larger.span_s, outcomes)
+    print("KILLS", larger.requests, round(larger.after_read_s, 2), states)
+    assert states[0][0] is None and states[0][3] in (None, 0)  # killed while reading a first sync
+    assert sum(state[0] is None for state in states) >= len(states) - 1  # at most one ended first
     again = _start_sync(larger.env, warehouse)
     _, err = again.communicate(timeout=300)
     assert again.returncode == 0, err[-2000:]
