@@ -362,7 +362,7 @@ def test_any_ledger_page_lands_whole_or_fails_clearly(
 
     for lie in LIES:
         examples(lie)
-    print("EXAMPLES", sorted(seen.items()))
+    print(f"reliability: fuzz {dict(sorted(seen.items()))}")  # docs/reliability.md
     assert {outcome for _, outcome in seen} == {"synced", "failed"}, seen
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
 from simulator import Scenario, Simulator, serve
 from tests.conftest import Simulated
@@ -58,7 +59,7 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     settings = creditlens_env(s)
     expected = truth(s)
     analyst = analyst_copy(settings)
-    after: dict[str, tuple[int | None, int | None]] = {}
+    after: dict[str, tuple[int | None, int | None]] = {}  # (warehouse, analyst) rows
     for point in FAILPOINTS:  # each on the state the previous kill left
         killed = cli("sync", env={"CREDITLENS_FAILPOINT": point})
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
@@ -69,10 +70,32 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     # Nothing is committed before the landing transaction's COMMIT; after it, everything is.
     assert after["fetch"][0] in (None, 0) and after["transaction"][0] in (None, 0)
     assert after["publish"][0] == len(expected)
+    print(f"reliability: failpoints entries={len(expected)} rows_after={after}")
     again = cli("sync")
     assert again.returncode == 0, again.stderr[-2000:]
     assert landed(settings.warehouse, s.company) == expected
     assert landed(analyst, s.company) == expected
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "pipelines/ledger/staging.py:152 LedgerStaging.cleanup removes only its own run's folder "
+        "(in sync_ledger's finally); a SIGKILLed sync leaves <staging>/<run_id>/*.parquet, copies "
+        "of ledger data outside the warehouse, and no later sync sweeps them: they pile up with "
+        "every crash"
+    ),
+)
+def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
+    simulated: Start, creditlens_env: Env
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s)
+    killed = cli("sync", "--since", s.today.isoformat(), env={"CREDITLENS_FAILPOINT": "fetch"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert any(settings.staging_root.iterdir()), "the kill left its staging folder"
+    run_sync(settings, s.today.isoformat(), None)
+    assert not [p.name for p in settings.staging_root.iterdir()]
 
 
 @dataclass
@@ -174,7 +197,11 @@ def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> 
                     _assert_none_or_all(analyst, expected, s.company),
                 )
             )
-    print("KILLS", larger.requests, round(larger.after_read_s, 2), states)
+    print(  # docs/reliability.md
+        f"reliability: kills ledger_requests={larger.requests} "
+        f"after_read_s={larger.after_read_s:.2f} entries={len(expected)} "
+        f"(ended, at_request, then_s, warehouse_rows, analyst_rows)={states}"
+    )
     assert states[0][0] is None and states[0][3] in (None, 0)  # killed while reading a first sync
     assert sum(state[0] is None for state in states) >= len(states) - 1  # at most one ended first
     again = _start_sync(larger.env, warehouse)

@@ -75,8 +75,11 @@ def test_a_sync_through_faults_lands_exactly_the_ledger(
     assert faulted / spy.total >= 0.2, (faulted, spy.total)
     served = {kind for kind, _ in s.sim.faults.fired}
     assert served == set(kinds) or (len(kinds) > 1 and len(served) >= len(kinds) - 2), served
-    print(f"FIGURES {kinds} requests={spy.total} faulted={faulted} served={sorted(served)}")
     rows = landed(settings.warehouse, s.company)
+    print(  # docs/reliability.md
+        f"reliability: faults {'+'.join(kinds)} requests={spy.total} faulted={faulted} "
+        f"served={sorted(served)} entries={len(rows)}"
+    )
     _assert_ledger_is_truth_but_late_arrivals(s, rows, _drifted_after_ledger(s))
     meta = report.ledger.materializations["ledger_entries"]
     assert meta["entries_fetched"] == meta["entries_landed"] + meta["entries_quarantined"]
@@ -105,7 +108,8 @@ def test_beyond_the_retry_budget_one_clear_line_and_nothing_changes(
         "sync",
         env={"CREDITLENS_MAX_RETRIES": "2", "CREDITLENS_DRIFT_RETRIES": "2"},
     )
-    assert_one_clear_error_line(result, alone=False)  # see test_configuration: nothing-listening
+    line = assert_one_clear_error_line(result)
+    print(f"reliability: beyond the budget {'+'.join(kinds)}: {line}")  # docs/reliability.md
     assert {p: every_table(p) for p in before} == before
     assert {p: _digest(p) for p in digests} == digests
     assert s.sim.faults.fired, "the faults were served"
