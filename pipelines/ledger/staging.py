@@ -10,6 +10,7 @@ deleted.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,11 +22,34 @@ import polars as pl
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import Window
 from pipelines.failpoints import failpoint
+from pipelines.processes import process_alive
 from transforms.identify import with_fingerprint
 from transforms.json_text import dumps_exact
 from transforms.wire import entries_frame, parse_created_at
 
 BATCH_ROWS = 20_000
+OWNER_FILE = "owner.pid"
+
+
+def sweep_abandoned(root: Path) -> None:
+    """Removes what killed syncs left: staged copies of ledger data must not pile up.
+
+    A run's folder names the process that owns it; a folder whose process is gone (or that has
+    no owner file, from a crash before it was written) is abandoned. Folders of live syncs, of
+    other accounts running in parallel, are left alone.
+    """
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        if not folder.is_dir():
+            continue
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            owner = None
+        if owner is None or not process_alive(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+
 
 QUARANTINE_SCHEMA = {
     "account": pl.String(),
@@ -60,7 +84,9 @@ class LedgerStaging:
         self.account = account
         self.run_id = run_id
         self.fetched_at = datetime.now(UTC)
+        sweep_abandoned(directory.parent)
         directory.mkdir(parents=True, exist_ok=True)
+        (directory / OWNER_FILE).write_text(str(os.getpid()))
         self.entry_files: list[Path] = []
         self.quarantine_files: list[Path] = []
         self.fetched = 0

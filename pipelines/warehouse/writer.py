@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 
 from pipelines.failpoints import failpoint
+from pipelines.processes import process_alive
 from pipelines.warehouse.connection import (
     WarehouseError,
     open_for_read,
@@ -244,7 +245,9 @@ class Warehouse:
         target = self.analyst_copy
         target.parent.mkdir(parents=True, exist_ok=True)
         for stale in target.parent.glob(f".{target.name}.*.partial"):  # left by a crash
-            stale.unlink(missing_ok=True)
+            pid = stale.name.rsplit(".", 2)[-2]
+            if not pid.isdigit() or not process_alive(int(pid)):  # not a live publisher's
+                stale.unlink(missing_ok=True)
         partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
         with file_lock(self.path, exclusive=False, timeout_s=self.lock_timeout_s):
             shutil.copyfile(self.path, partial)

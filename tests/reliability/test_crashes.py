@@ -77,15 +77,6 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     assert landed(analyst, s.company) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "pipelines/ledger/staging.py:152 LedgerStaging.cleanup removes only its own run's folder "
-        "(in sync_ledger's finally); a SIGKILLed sync leaves <staging>/<run_id>/*.parquet, copies "
-        "of ledger data outside the warehouse, and no later sync sweeps them: they pile up with "
-        "every crash"
-    ),
-)
 def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
     simulated: Start, creditlens_env: Env
 ) -> None:
