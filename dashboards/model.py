@@ -13,6 +13,8 @@ from typing import Any
 
 import polars as pl
 
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+
 STATEMENT_LINES: tuple[tuple[str, str], ...] = (
     ("opening", "Opening balance"),
     ("debits", "Debits (usage)"),
@@ -23,14 +25,8 @@ STATEMENT_LINES: tuple[tuple[str, str], ...] = (
     ("hidden_movements", "Hidden movements (not explained by any entry)"),
     ("closing", "Closing balance"),
 )
-MOVEMENTS: tuple[str, ...] = (
-    "debits",
-    "credits",
-    "refunds",
-    "adjustments",
-    "other",
-    "hidden_movements",
-)
+# The statement's columns are defined once, with the rule that fills them (transforms/aggregate).
+MOVEMENTS: tuple[str, ...] = STATEMENT_MONEY_COLUMNS[1:-1]
 DIMENSIONS: tuple[str, ...] = ("agent_id", "campaign_id", "channel")
 DIMENSION_NAMES = {"agent_id": "agent", "campaign_id": "campaign", "channel": "channel"}
 

@@ -21,21 +21,9 @@ from dashboards.markup import (
 from dashboards.model import MOVEMENTS, STATEMENT_LINES, Account, Statement
 from dashboards.money import decimal_text, money_text
 from dashboards.pages.common import File, account_crumbs, month_label, when
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
-CSV_COLUMNS = (
-    "account",
-    "month",
-    "opening",
-    "debits",
-    "credits",
-    "refunds",
-    "adjustments",
-    "other",
-    "hidden_movements",
-    "closing",
-    "entries",
-    "complete_month",
-)
+CSV_COLUMNS = ("account", "month", *STATEMENT_MONEY_COLUMNS, "entries", "complete_month")
 
 
 def statement_files(account: Account) -> list[File]:

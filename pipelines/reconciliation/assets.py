@@ -7,7 +7,6 @@ failing check must say exactly where and how much.
 
 from decimal import Decimal
 
-import polars as pl
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
@@ -22,7 +21,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from pipelines.reconciliation.run import ReconcileOptions, breaks_metadata, reconcile_account
+from pipelines.reconciliation.run import ReconcileOptions, breaks_records, reconcile_account
 from pipelines.resources import PlatformApiResource, WarehouseResource
 
 UPSTREAM = [
@@ -122,7 +121,7 @@ def reconciliation(
             "hidden_movements": continuity.height,
             "ambiguous_ties": result.ambiguous_ties,
             "net_gap": str(sum(continuity["gap"].to_list(), Decimal(0))),
-            "breaks": MetadataValue.json(_json(continuity)),
+            "breaks": MetadataValue.json(breaks_records(continuity)),
         },
     )
     breakdown = result.breakdown
@@ -134,7 +133,7 @@ def reconciliation(
         metadata={
             "status": breakdown.status,
             "message": breakdown.message,
-            "breaks": MetadataValue.json(_json(breakdown.breaks)),
+            "breaks": MetadataValue.json(breaks_records(breakdown.breaks)),
         },
     )
     summary = result.summary
@@ -145,9 +144,3 @@ def reconciliation(
         severity=AssetCheckSeverity.ERROR,
         metadata={"status": summary.status, "message": summary.message},
     )
-
-
-def _json(breaks: pl.DataFrame) -> list[dict[str, object]]:
-    import json
-
-    return json.loads(breaks_metadata(breaks))

@@ -6,7 +6,6 @@ warehouse, so the same rules can be tested on frames and run on the real file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -61,8 +60,8 @@ class ReconciliationResult:
         return {k: kinds.count(k) for k in ("continuity", "summary", "breakdown")}
 
 
-def _latest(con: Any, sql: str, account: str) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, [account])
+def _rows(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -109,29 +108,25 @@ def load(warehouse: Warehouse, account: str) -> tuple[pl.DataFrame, dict[str, An
             "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?",
             [account],
         )
-        summary = _latest(
+        summary = _rows(
             con,
             "SELECT balance FROM consumption_snapshots WHERE account = ? "
             "ORDER BY fetched_at DESC LIMIT 1",
-            account,
+            [account],
         )
-        breakdown = _breakdown_rows(con, account)
+        breakdown = _rows(
+            con,
+            "SELECT * FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
+            "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
+            "ORDER BY item_index",
+            [account, account],
+        )
     return ledger, {
         "subscriptions": subscriptions,
         "campaigns": campaigns,
         "summary": _summary_doc(summary),
         "breakdown": _breakdown_doc(breakdown),
     }
-
-
-def _breakdown_rows(con: Any, account: str) -> list[dict[str, Any]]:
-    cursor = con.execute(
-        "SELECT * FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
-        "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) ORDER BY item_index",
-        [account, account],
-    )
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def reconcile_account(
@@ -215,7 +210,13 @@ def reconcile_account(
     )
 
 
-def breaks_metadata(breaks: pl.DataFrame, limit: int = 50) -> str:
-    """The breaks as JSON text for Dagster metadata (capped; the table holds them all)."""
-    rows = breaks.head(limit).to_dicts()
-    return json.dumps(rows, default=str, indent=1)
+def breaks_records(breaks: pl.DataFrame, limit: int = 50) -> list[dict[str, Any]]:
+    """The breaks as JSON-ready records for Dagster metadata (capped; the table holds them all).
+
+    Money and timestamps become their text, so nothing passes through float.
+    """
+    plain = (str, int, bool, type(None))
+    return [
+        {k: v if isinstance(v, plain) else str(v) for k, v in row.items()}
+        for row in breaks.head(limit).iter_rows(named=True)
+    ]
