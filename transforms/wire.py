@@ -121,13 +121,55 @@ def parse_created_at(value: Any) -> datetime | None:
     return moment.astimezone(UTC)
 
 
+@dataclass
+class WireColumns:
+    """A batch of entries as columns of wire values, before validation.
+
+    Two readers fill it: the generic one from parsed JSON objects (``columns_from_rows``), which
+    also notes the entries whose values have the wrong JSON type, and the page decoder's fast path,
+    which only hands over pages whose types it has already checked. Validation is the same for
+    both, so there is one definition of a valid entry.
+    """
+
+    created: list[Any]
+    strings: dict[str, list[Any]]
+    money: dict[str, list[Any]]
+    flags: list[Any]
+    extras: list[str | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.created)
+
+    @staticmethod
+    def concat(parts: list[WireColumns]) -> WireColumns:
+        if len(parts) == 1:
+            return parts[0]
+        extras: list[str | None] | None = None
+        if any(p.extras is not None for p in parts):
+            extras = [x for p in parts for x in (p.extras or [None] * len(p))]
+        return WireColumns(
+            created=[v for p in parts for v in p.created],
+            strings={k: [v for p in parts for v in p.strings[k]] for k in parts[0].strings},
+            money={k: [v for p in parts for v in p.money[k]] for k in parts[0].money},
+            flags=[v for p in parts for v in p.flags],
+            extras=extras,
+        )
+
+
 def entries_frame(
     rows: list[Any], first_day: date | None = None, last_day: date | None = None
 ) -> tuple[pl.DataFrame, list[Reject]]:
-    """Typed rows (``ENTRY_SCHEMA``) and rejects; ``len(frame) + len(rejects) == len(rows)``.
+    """Typed rows (``ENTRY_SCHEMA``) and rejects; ``len(frame) + len(rejects) == len(rows)``."""
+    columns, reasons = columns_from_rows(rows)
+    frame, reasons = validate_columns(columns, reasons, first_day, last_day)
+    return frame, [Reject(i, reason, rows[i]) for i, reason in sorted(reasons.items())]
 
-    Column-wise on purpose: a backfill validates millions of entries, so each rule is one
-    vectorized pass, and only the rare entry that fails it is looked at one by one for the reason.
+
+def columns_from_rows(rows: list[Any]) -> tuple[WireColumns, dict[int, str]]:
+    """The wire columns of parsed JSON objects, and why the entries of the wrong shape are wrong.
+
+    A value of the wrong JSON type becomes null in its column, so validation can go on
+    column-wise; its reason is kept.
     """
     reasons: dict[int, str] = {}
 
@@ -171,11 +213,49 @@ def entries_frame(
         reject(i, f"createdAt {created[i]!r} is not a date-time")
         created[i] = None
 
-    text_columns = {"createdAt": created, **dict(zip(STRING_FIELDS, strings.values(), strict=True))}
-    text_columns |= {"amount": money["amount"], "balanceAfter": money["balance_after"]}
+    extras: list[str | None] | None = None
+    unknown = set().union(*objects) - KNOWN_FIELDS if objects else set()
+    if unknown:
+        extras = [None] * len(rows)
+        for i, row in enumerate(objects):
+            extra = {k: v for k, v in row.items() if k in unknown}
+            if extra:
+                extras[i] = dumps_exact(extra)
+    return WireColumns(created, strings, money, flags, extras), reasons
+
+
+def validate_columns(
+    columns: WireColumns,
+    reasons: dict[int, str] | None = None,
+    first_day: date | None = None,
+    last_day: date | None = None,
+) -> tuple[pl.DataFrame, dict[int, str]]:
+    """Typed rows of the valid entries, and a reason for every other position.
+
+    Column-wise on purpose: a backfill validates millions of entries, so each rule is one
+    vectorized pass, and only the rare entry that fails it is looked at one by one for the reason.
+    """
+    reasons = dict(reasons or {})
+    count = len(columns)
+
+    def reject(i: int, reason: str) -> None:
+        reasons.setdefault(i, reason)
+
+    created, strings, money, flags = (
+        columns.created,
+        columns.strings,
+        columns.money,
+        columns.flags,
+    )
     try:
         frame = _text_frame(created, strings, money, flags)
     except UnicodeEncodeError:  # valid JSON can carry lone surrogates; they are not text
+        created, flags = list(created), list(flags)
+        strings = {k: list(v) for k, v in strings.items()}
+        money = {k: list(v) for k, v in money.items()}
+        text_columns = {"createdAt": created}
+        text_columns |= {wire: strings[name] for wire, name in STRING_FIELDS.items()}
+        text_columns |= {wire: money[name] for wire, name in MONEY_FIELDS.items()}
         for wire, values in text_columns.items():
             for i, value in enumerate(values):
                 if value is not None and not _encodable(value):
@@ -229,14 +309,6 @@ def entries_frame(
             column_texts = column_texts.scatter(odd_rows, pl.Series(exact, dtype=pl.String))
         texts[name] = column_texts
 
-    extras: list[str | None] = [None] * len(rows)
-    unknown = set().union(*objects) - KNOWN_FIELDS if objects else set()
-    if unknown:
-        for i, row in enumerate(objects):
-            extra = {k: v for k, v in row.items() if k in unknown}
-            if extra:
-                extras[i] = dumps_exact(extra)
-
     typed = pl.DataFrame(
         {
             "created_at": created_col,
@@ -248,21 +320,18 @@ def entries_frame(
             "agent_id": frame["agent_id"],
             "campaign_id": frame["campaign_id"],
             "balance_after": texts["balance_text"],
-            "extra": pl.Series(extras, dtype=pl.String),
-            "position": pl.int_range(0, len(rows), dtype=pl.Int32, eager=True),
+            "extra": pl.Series(columns.extras or [None] * count, dtype=pl.String),
+            "position": pl.int_range(0, count, dtype=pl.Int32, eager=True),
         }
     )
     if reasons:
-        keep = pl.repeat(True, len(rows), dtype=pl.Boolean, eager=True).scatter(
-            list(reasons), False
-        )
+        keep = pl.repeat(True, count, dtype=pl.Boolean, eager=True).scatter(list(reasons), False)
         typed = typed.filter(keep)
     typed = typed.with_columns(
         pl.col("amount").str.to_decimal(scale=MAX_SCALE).cast(MONEY),
         pl.col("balance_after").str.to_decimal(scale=MAX_SCALE).cast(MONEY),
     )
-    rejects = [Reject(i, reason, rows[i]) for i, reason in sorted(reasons.items())]
-    return typed, rejects
+    return typed, reasons
 
 
 def _text_frame(

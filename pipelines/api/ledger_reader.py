@@ -22,8 +22,7 @@ from typing import Any
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.errors import LedgerDriftError
-from pipelines.api.ledger_page import parse_ledger_page
-from pipelines.api.models import LedgerPage
+from pipelines.api.ledger_page import LedgerPage, parse_ledger_page
 from pipelines.api.windows import Window, split_windows
 
 log = logging.getLogger(__name__)
@@ -36,8 +35,17 @@ class PageRead:
     window: Window
     attempt: int
     page_number: int
-    entries: list[dict[str, Any]]
+    page: LedgerPage
     total: int
+
+    @property
+    def count(self) -> int:
+        return self.page.count
+
+    @property
+    def entries(self) -> list[Any]:
+        """The entries as parsed JSON; the pipeline itself reads ``page.columns()`` instead."""
+        return self.page.data
 
 
 @dataclass(frozen=True)
@@ -69,18 +77,6 @@ class ReadStats:
 
 class _Drift(Exception):
     pass
-
-
-def _row_key(row: Any) -> Any:
-    """Enough of an entry to see it twice; cheap, because it runs for every entry read."""
-    if row.__class__ is not dict:
-        return ("<not an object>", repr(row))
-    key = (row.get("createdAt"), row.get("balanceAfter"), row.get("amount"), row.get("type"))
-    try:
-        hash(key)
-    except TypeError:  # a malformed entry with a list or object where a scalar belongs
-        return repr(key)
-    return key
 
 
 class LedgerReader:
@@ -159,33 +155,34 @@ class LedgerReader:
             if page.total != total:
                 raise _Drift(f"total changed from {total} to {page.total} at page {number}")
             expected = max(0, min(size, total - (number - 1) * size))
-            if len(page.data) != expected:
-                raise _Drift(f"page {number} has {len(page.data)} entries, expected {expected}")
-            keys = [_row_key(row) for row in page.data]
+            if page.count != expected:
+                raise _Drift(f"page {number} has {page.count} entries, expected {expected}")
+            keys = page.keys
             if not set(previous[1]).isdisjoint(keys):
                 suspects.append((previous[0], previous[1], keys))
             previous = (number, keys)
             entries += len(keys)
 
         check(first, 1)
-        yield PageRead(window, attempt, 1, first.data, total)
+        yield PageRead(window, attempt, 1, first, total)
         if page_count > 1:
             for number, page in self._fetch_many(window, range(2, page_count + 1)):
                 check(page, number)
-                yield PageRead(window, attempt, number, page.data, total)
+                yield PageRead(window, attempt, number, page, total)
         probe = self._fetch(window, page_count + 1)
-        if probe.total != total or probe.data:
+        if probe.total != total or probe.count:
             raise _Drift(
                 f"past the last page the ledger reports total {probe.total} "
-                f"and {len(probe.data)} more entries (expected {total} and none)"
+                f"and {probe.count} more entries (expected {total} and none)"
             )
         for number, before, after in suspects:
             # Re-reading just the two pages tells the cases apart: identical entries come back
             # in the same places, a shift does not.
             again = [self._fetch(window, n) for n in (number, number + 1)]
-            if any(p.total != total for p in again) or [
-                [_row_key(row) for row in p.data] for p in again
-            ] != [before, after]:
+            if any(p.total != total for p in again) or [p.keys for p in again] != [
+                before,
+                after,
+            ]:
                 raise _Drift(
                     f"rows repeated across pages {number} and {number + 1} and a re-read of "
                     "them differs: the pages shifted while they were read"

@@ -52,7 +52,7 @@ def build_ledger_asset(partitions: DailyPartitionsDefinition) -> AssetsDefinitio
                 run_id=context.run.run_id,
                 staging_root=warehouse.staging_root(),
                 on_page=lambda page: progress.report(
-                    "ledger.page", entries=len(page.entries), window=str(page.window)
+                    "ledger.page", entries=page.count, window=str(page.window)
                 ),
             )
         progress.report("ledger.done", result=result)

@@ -15,7 +15,6 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -25,7 +24,7 @@ from pipelines.failpoints import failpoint
 from pipelines.processes import process_alive
 from transforms.identify import with_fingerprint
 from transforms.json_text import dumps_exact
-from transforms.wire import entries_frame, parse_created_at
+from transforms.wire import WireColumns, parse_created_at, validate_columns
 
 BATCH_ROWS = 20_000
 OWNER_FILE = "owner.pid"
@@ -72,21 +71,32 @@ class WindowStage:
     files: list[Path] = field(default_factory=list)
     staged: int = 0
     quarantine: list[dict[str, object]] = field(default_factory=list)
-    pending: list[Any] = field(default_factory=list)
-    pending_pages: list[int] = field(default_factory=list)
-    pending_positions: list[int] = field(default_factory=list)
+    pending: list[PageRead] = field(default_factory=list)
+    pending_rows: int = 0
     fetched: int = 0
 
 
 class LedgerStaging:
-    def __init__(self, directory: Path, account: str, run_id: str) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        account: str,
+        run_id: str,
+        *,
+        fetched_at: datetime | None = None,
+        owner: bool = True,
+    ) -> None:
+        """``owner``: this process owns the run's folder (a window worker stages into the
+        folder of the sync that started it, and must neither sweep nor claim it)."""
         self.directory = directory
         self.account = account
         self.run_id = run_id
-        self.fetched_at = datetime.now(UTC)
-        sweep_abandoned(directory.parent)
+        self.fetched_at = fetched_at or datetime.now(UTC)
+        if owner:
+            sweep_abandoned(directory.parent)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / OWNER_FILE).write_text(str(os.getpid()))
+        if owner:
+            (directory / OWNER_FILE).write_text(str(os.getpid()))
         self.entry_files: list[Path] = []
         self.quarantine_files: list[Path] = []
         self.fetched = 0
@@ -97,22 +107,34 @@ class LedgerStaging:
 
     def add_page(self, page: PageRead) -> None:
         stage = self._window
-        count = len(page.entries)
-        stage.fetched += count
-        stage.pending.extend(page.entries)
-        stage.pending_pages.extend([page.page_number] * count)
-        stage.pending_positions.extend(range(count))
+        stage.fetched += page.count
+        stage.pending.append(page)
+        stage.pending_rows += page.count
         failpoint("fetch")
-        if len(stage.pending) >= BATCH_ROWS:
+        if stage.pending_rows >= BATCH_ROWS:
             self._validate(page.window)
 
     def _validate(self, window: Window) -> None:
         stage = self._window
         if not stage.pending:
             return
-        rows, pages, positions = stage.pending, stage.pending_pages, stage.pending_positions
-        stage.pending, stage.pending_pages, stage.pending_positions = [], [], []
-        frame, rejects = entries_frame(rows, window.first, window.last)
+        reads, stage.pending, stage.pending_rows = stage.pending, [], 0
+        parts: list[WireColumns] = []
+        known: dict[int, str] = {}
+        pages: list[int] = []
+        positions: list[int] = []
+        owners: list[int] = []  # which read each row came from, to find a reject's raw JSON
+        for n, read in enumerate(reads):
+            columns, reasons = read.page.columns()
+            offset = len(pages)
+            known.update({offset + i: reason for i, reason in reasons.items()})
+            parts.append(columns)
+            pages.extend([read.page_number] * read.count)
+            positions.extend(range(read.count))
+            owners.extend([n] * read.count)
+        frame, reasons = validate_columns(
+            WireColumns.concat(parts), known, window.first, window.last
+        )
         if frame.height:
             index = frame["position"]
             batch = with_fingerprint(
@@ -134,12 +156,9 @@ class LedgerStaging:
             stage.files.append(path)
             stage.staged += batch.height
         now = datetime.now(UTC)
-        for reject in rejects:
-            moment = (
-                parse_created_at(reject.raw.get("createdAt"))
-                if isinstance(reject.raw, dict)
-                else None
-            )
+        for i, reason in sorted(reasons.items()):
+            raw = reads[owners[i]].page.raw(positions[i])
+            moment = parse_created_at(raw.get("createdAt")) if isinstance(raw, dict) else None
             stage.quarantine.append(
                 {
                     "account": self.account,
@@ -150,10 +169,10 @@ class LedgerStaging:
                     "entry_day": moment.date()
                     if moment and window.contains(moment.date())
                     else window.first,
-                    "page_number": pages[reject.position],
-                    "page_position": positions[reject.position],
-                    "reason": reject.reason,
-                    "raw_json": dumps_exact(reject.raw),
+                    "page_number": pages[i],
+                    "page_position": positions[i],
+                    "reason": reason,
+                    "raw_json": dumps_exact(raw),
                 }
             )
 
