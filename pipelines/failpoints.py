@@ -15,7 +15,18 @@ import signal
 
 NAMES = ("fetch", "transaction", "publish")
 
+# Set in a worker process that reads ledger windows for a sync: a failpoint there kills the sync
+# itself (its workers die with it), since the sync is what a power cut takes down.
+_sync_pid: int | None = None
+
+
+def kill_with_sync(pid: int) -> None:
+    global _sync_pid
+    _sync_pid = pid
+
 
 def failpoint(name: str) -> None:
     if os.environ.get("CREDITLENS_FAILPOINT") == name:
+        if _sync_pid is not None:
+            os.kill(_sync_pid, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)

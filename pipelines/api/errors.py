@@ -22,6 +22,18 @@ class ApiError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Ledger windows are read in worker processes: a failure there must reach the sync as
+        # the same typed error, with its problem details, not as a pickling error.
+        return (_rebuild, (type(self), self.__dict__))
+
+
+def _rebuild(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, state.get("message", ""))
+    error.__dict__.update(state)
+    return error
+
 
 class ProblemError(ApiError):
     """An HTTP error response, with its RFC 7807 problem details when the body had them."""

@@ -27,6 +27,7 @@ ENV = {
     "backoff_base_s": "CREDITLENS_BACKOFF_BASE_S",
     "backoff_max_s": "CREDITLENS_BACKOFF_MAX_S",
     "drift_retries": "CREDITLENS_DRIFT_RETRIES",
+    "processes": "CREDITLENS_PROCESSES",
 }
 
 
@@ -49,6 +50,9 @@ class ApiSettings(BaseModel):
     max_window_days: int = Field(default=366, ge=1, le=366)
     drift_retries: int = Field(default=5, ge=0)
     concurrency: int = Field(default=4, ge=1, le=32)
+    # Ledger windows read at once, each in its own process (1: all in the sync's process). Two by
+    # default: a second core halves a long backfill, and each worker costs about 150 MB.
+    processes: int = Field(default=min(2, os.cpu_count() or 1), ge=1, le=32)
 
     @field_validator("base_url")
     @classmethod

@@ -12,8 +12,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from pipelines.api.client import PlatformClient
-from pipelines.api.ledger_reader import LedgerReader, PageRead, WindowDone, WindowRestart
+from pipelines.api.ledger_reader import LedgerReader
 from pipelines.ledger.staging import LedgerStaging
+from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
 from pipelines.warehouse.writer import LedgerLanding, Warehouse
 
 
@@ -51,7 +52,7 @@ class LedgerSyncResult:
         }
 
 
-ProgressHook = Callable[[PageRead], None]
+ProgressHook = Callable[[PageSeen], None]
 
 
 def sync_ledger(
@@ -68,53 +69,53 @@ def sync_ledger(
 ) -> LedgerSyncResult:
     started = time.monotonic()
     started_at = datetime.now(UTC)
-    reader = LedgerReader(client)
-    windows = reader.windows(first, last)
+    windows = LedgerReader(client).windows(first, last)
     if on_windows:
         on_windows(len(windows), 0)
-    staging = LedgerStaging(staging_root / run_id, account, run_id)
+    # Claims the run's folder (and sweeps those of killed syncs) before any window stages in it.
+    owner = LedgerStaging(staging_root / run_id, account, run_id)
     try:
-        for window in windows:
-            for event in reader.read_window(window):
-                if isinstance(event, PageRead):
-                    staging.add_page(event)
-                    if on_page:
-                        on_page(event)
-                elif isinstance(event, WindowRestart):
-                    staging.restart_window()
-                elif isinstance(event, WindowDone):
-                    staging.finish_window(event.window)
+        jobs = [
+            WindowJob(client.settings, w, account, run_id, owner.fetched_at, owner.directory)
+            for w in windows
+        ]
+        staged = stage_windows(jobs, client, processes=client.settings.processes, on_page=on_page)
+        fetched = sum(s.fetched for s in staged)
+        requests = sum(s.requests for s in staged)
+        retries = sum(s.retries for s in staged)
+        pages = sum(s.pages for s in staged)
+        restarts = sum(s.restarts for s in staged)
         result = warehouse.land_ledger(
             LedgerLanding(
                 account=account,
                 run_id=run_id,
                 range_start=first,
                 range_end=last,
-                entry_files=staging.entry_files,
-                quarantine_files=staging.quarantine_files,
+                entry_files=[s.entry_files for s in staged],
+                quarantine_files=[f for s in staged for f in s.quarantine_files],
                 started_at=started_at,
-                windows=reader.stats.windows,
-                pages=reader.stats.pages,
-                window_restarts=reader.stats.restarts,
-                requests=client.requests_sent,
-                retries=client.retries,
-                entries_fetched=staging.fetched,
+                windows=len(staged),
+                pages=pages,
+                window_restarts=restarts,
+                requests=requests,
+                retries=retries,
+                entries_fetched=fetched,
             )
         )
     finally:
-        staging.cleanup()
+        owner.cleanup()
     warehouse.publish_analyst_copy()
     return LedgerSyncResult(
         account=account,
         run_id=run_id,
         range_start=first,
         range_end=last,
-        windows=reader.stats.windows,
-        pages=reader.stats.pages,
-        window_restarts=reader.stats.restarts,
-        requests=client.requests_sent,
-        retries=client.retries,
-        fetched=staging.fetched,
+        windows=len(staged),
+        pages=pages,
+        window_restarts=restarts,
+        requests=requests,
+        retries=retries,
+        fetched=fetched,
         landed=result.landed,
         quarantined=result.quarantined,
         replaced=result.replaced,

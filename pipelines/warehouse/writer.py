@@ -8,9 +8,11 @@ is slow. After each write the read-only analyst copy is republished atomically.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -23,6 +25,7 @@ from pipelines.failpoints import failpoint
 from pipelines.processes import process_alive
 from pipelines.warehouse.connection import (
     WarehouseError,
+    frame,
     open_for_read,
     open_for_write,
     transaction,
@@ -39,7 +42,7 @@ class LedgerLanding:
     run_id: str
     range_start: date
     range_end: date
-    entry_files: Sequence[Path]
+    entry_files: Sequence[Sequence[Path]]  # staged files, grouped by window (whole days)
     quarantine_files: Sequence[Path]
     started_at: datetime
     windows: int
@@ -120,11 +123,15 @@ class Warehouse:
                 [landing.account, landing.range_start, landing.range_end],
             )
             landed = 0
-            if landing.entry_files:
-                con.execute(
-                    f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} FROM "
-                    f"({IDENTIFIED_SQL.format(files=_paths_sql(landing.entry_files))})"
-                )
+            # One INSERT per window: a window holds whole days, so numbering occurrences within
+            # a day never needs another window's rows, and memory holds one window, not the range.
+            for files in landing.entry_files:
+                if files:
+                    con.execute(
+                        f"INSERT INTO ledger_entries ({entry_cols}) SELECT {entry_cols} FROM "
+                        f"({IDENTIFIED_SQL.format(files=_paths_sql(files))})"
+                    )
+            if any(landing.entry_files):
                 landed = _count(
                     con,
                     "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
@@ -236,6 +243,29 @@ class Warehouse:
                         [[row[c] for c in names] for row in rows],
                     )
 
+    @contextmanager
+    def replacing_for_account(
+        self, account: str, tables: Sequence[str], memory_limit: str | None = None
+    ) -> Iterator[AccountReplacement]:
+        """`replace_for_account` for results too large to hold at once: they arrive in parts.
+
+        The account's rows of `tables` are deleted, then whatever the block inserts lands in the
+        same transaction (all or nothing: an exception rolls everything back). The block reads
+        through the same connection, since the exclusive lock shuts out any other.
+        `memory_limit` (DuckDB's syntax, e.g. '128MB') lowers DuckDB's limit for this connection
+        only: rows inserted in a transaction stay in DuckDB's buffers up to the limit, so a large
+        transaction written in parts would otherwise grow to it.
+        """
+        with self.write() as con:
+            if memory_limit is not None:
+                if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]?i?B", memory_limit):
+                    raise ValueError(f"not a DuckDB memory size: {memory_limit!r}")
+                con.execute(f"SET memory_limit = '{memory_limit}'")
+            with transaction(con):
+                for table in tables:
+                    con.execute(f"DELETE FROM {table} WHERE account = ?", [account])
+                yield AccountReplacement(con)
+
     # -- analyst copy ---------------------------------------------------------------------------
 
     def publish_analyst_copy(self) -> Path:
@@ -257,6 +287,33 @@ class Warehouse:
         os.replace(partial, target)
         _fsync_dir(target.parent)
         return target
+
+
+class AccountReplacement:
+    """Reads and inserts inside `Warehouse.replacing_for_account`'s transaction."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def read(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+        return frame(self.con, sql, params)
+
+    def insert(self, table: str, rows: pl.DataFrame) -> None:
+        if rows.height:
+            columns = ", ".join(rows.columns)
+            # Read by name (a replacement scan), not register(): inside a transaction a
+            # registered name keeps its data alive until COMMIT, even once unregistered.
+            incoming = rows.to_arrow()  # noqa: F841
+            self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming")
+
+    def append(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        if rows:
+            names = list(rows[0])
+            marks = ", ".join("?" for _ in names)
+            self.con.executemany(
+                f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                [[row[c] for c in names] for row in rows],
+            )
 
 
 def default_analyst_copy(path: Path) -> Path:

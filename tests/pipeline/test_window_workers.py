@@ -1,0 +1,133 @@
+"""Windows read side by side in worker processes land exactly what one process would.
+
+Workers are real spawned processes talking to the real simulator over loopback: the same rows,
+the same counters, a failure in a worker reaches the sync as the same typed, one-line error, and
+a killed sync takes its workers down with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pipelines.api.client import PlatformClient
+from pipelines.api.errors import Unauthorized
+from pipelines.api.settings import ApiSettings
+from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
+from pipelines.warehouse.writer import Warehouse
+from simulator import Fault, Scenario
+from tests.conftest import Simulated
+from tests.pipeline.helpers import landed, truth
+
+Start = Callable[..., Simulated]
+LONG = Scenario.named("small").with_company("acme", history_days=100, entries_per_day=20)
+
+
+def _sync(s: Simulated, tmp: Path, processes: int, **over: object) -> LedgerSyncResult:
+    settings = ApiSettings(
+        base_url=s.url, api_key=s.key, max_window_days=30, processes=processes, **over
+    )
+    with PlatformClient(settings) as client:
+        return sync_ledger(
+            client,
+            Warehouse(tmp / "warehouse.duckdb"),
+            account=s.company,
+            first=s.first_day,
+            last=s.today,
+            run_id=f"run-{processes}",
+            staging_root=tmp / "staging",
+        )
+
+
+def test_workers_land_what_one_process_lands(simulated: Start, tmp_path: Path) -> None:
+    s = simulated(LONG)
+    one = _sync(s, tmp_path / "one", processes=1)
+    three = _sync(s, tmp_path / "three", processes=3)
+    assert landed(tmp_path / "three" / "warehouse.duckdb", s.company) == truth(s)
+    assert landed(tmp_path / "one" / "warehouse.duckdb", s.company) == truth(s)
+    assert three.windows == one.windows >= 4
+    for name in ("pages", "fetched", "landed", "quarantined", "requests"):
+        assert getattr(three, name) == getattr(one, name), name
+    assert three.fetched == three.landed + three.quarantined
+    assert not any((tmp_path / "three" / "staging").iterdir())
+
+
+def test_a_failure_in_a_worker_is_the_same_one_line_error(simulated: Start, tmp_path: Path) -> None:
+    s = simulated(LONG)
+    second = str(s.first_day + timedelta(days=30))
+    s.sim.faults.respond(
+        {"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "key revoked"},
+        status=401,
+        content_type="application/problem+json",
+        match=lambda query: query.get("startDate", "").startswith(second),
+    )
+    with pytest.raises(Unauthorized) as failure:
+        _sync(s, tmp_path, processes=2)
+    assert failure.value.status == 401 and failure.value.detail == "key revoked"
+    assert "\n" not in str(failure.value) and s.key not in str(failure.value)
+    assert not any((tmp_path / "staging").iterdir())
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) -> None:
+    s = simulated(Scenario.named("small").with_company("acme", history_days=420))
+    # The second window's pages answer slowly, so its worker is surely alive when the sync dies.
+    s.sim.faults.script(
+        *[Fault("timeout", delay=2.0, match=lambda q: q.get("pageNumber") == "1")] * 3
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
+    env |= {
+        "CREDITLENS_BASE_URL": s.url,
+        "CREDITLENS_API_KEY": s.key,
+        "CREDITLENS_ACCOUNT": s.company,
+        "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+        "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
+        "CREDITLENS_PROCESSES": "2",
+    }
+    sync = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "sync"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while time.monotonic() < deadline and not workers:
+            workers = [
+                p
+                for p in _children(sync.pid)
+                if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+            ]
+            time.sleep(0.05)
+        assert workers, "the sync never started a window worker"
+        sync.send_signal(signal.SIGKILL)
+        sync.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in workers), "a worker outlived the killed sync"
+    finally:
+        if sync.poll() is None:
+            sync.kill()
