@@ -36,7 +36,7 @@ from benchmarks.peers.simulated_company import HISTORY_DAYS, SimulatedCompany, s
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-06-30T23:59:59+00:00"
-FLOOR_LEVELS = ("1", "2", "4", "8", "async8")
+FLOOR_LEVELS = ("1", "2", "4", "8", "async8", "procs2")
 FLOOR_TIMEOUT_S = 900
 SYNC_TIMEOUT_S = 3600
 PEER_TIMEOUT_S = 5400
@@ -90,8 +90,9 @@ class SizeResult:
 
 
 def _floor_command(company: SimulatedCompany, level: str) -> list[str]:
-    is_async = level.startswith("async")
-    mode, workers = ("async", level.removeprefix("async")) if is_async else ("threads", level)
+    mode = "async" if level.startswith("async") else "procs" if level.startswith("procs") else ""
+    workers = level.removeprefix(mode) if mode else level
+    mode = mode or "threads"
     command = [sys.executable, "-m", "benchmarks.peers.raw_floor", "--base-url", company.base_url]
     for window in company.windows:
         command += ["--window", str(window)]
@@ -109,7 +110,13 @@ def run_floor(company: SimulatedCompany, level: str, round_: int, workdir: Path)
         name=f"floor-{level}-round{round_}",
     ).check(f"raw floor ({level})")
     figures = json.loads(run.stdout.strip().splitlines()[-1])
-    label = f"floor {'async x8' if level.startswith('async') else f'threads x{level}'}"
+    label = (
+        f"floor async x{level.removeprefix('async')}"
+        if level.startswith("async")
+        else f"floor processes x{level.removeprefix('procs')}"
+        if level.startswith("procs")
+        else f"floor threads x{level}"
+    )
     return Measured(
         contender=label,
         wall_s=run.wall_s,
@@ -431,8 +438,11 @@ def _sizes(text: str) -> list[int]:
 def _levels(text: str) -> list[str]:
     levels = [part.strip() for part in text.split(",") if part.strip()]
     for level in levels:
-        if not (level.isdigit() or (level.startswith("async") and level[5:].isdigit())):
-            raise argparse.ArgumentTypeError(f"floor level {level!r}: a thread count or asyncN")
+        kind = next((k for k in ("async", "procs") if level.startswith(k)), "")
+        if not level.removeprefix(kind).isdigit():
+            raise argparse.ArgumentTypeError(
+                f"floor level {level!r}: a thread count, asyncN or procsN"
+            )
     return levels
 
 
@@ -450,7 +460,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--floor-levels",
         type=_levels,
         default=list(FLOOR_LEVELS),
-        help="thread counts and asyncN (default 1,2,4,8,async8)",
+        help="thread counts, asyncN and procsN (default 1,2,4,8,async8,procs2)",
     )
     parser.add_argument(
         "--floor-repeats", type=int, default=2, help="rounds of the floor (default 2)"

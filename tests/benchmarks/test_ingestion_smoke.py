@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_ingestion_benchmark_runs_and_counts_agree(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     command = [sys.executable, "-m", "benchmarks.ingestion", "--entries", "2000", "--skip-peer"]
-    command += ["--floor-levels", "1,async2", "--floor-repeats", "1", "--out", str(out)]
+    command += ["--floor-levels", "1,async2,procs2", "--floor-repeats", "1", "--out", str(out)]
     command += ["--history-days", "400"]  # still two API windows, fewer daily partitions
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
