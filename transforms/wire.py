@@ -20,9 +20,11 @@ Rules (documented in README's data dictionary):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import chain
 from typing import Any
 
 import polars as pl
@@ -144,14 +146,18 @@ class WireColumns:
     def concat(parts: list[WireColumns]) -> WireColumns:
         if len(parts) == 1:
             return parts[0]
+
+        def joined(pick: Callable[[WireColumns], list[Any]]) -> list[Any]:
+            return list(chain.from_iterable(pick(p) for p in parts))
+
         extras: list[str | None] | None = None
         if any(p.extras is not None for p in parts):
-            extras = [x for p in parts for x in (p.extras or [None] * len(p))]
+            extras = joined(lambda p: p.extras or [None] * len(p))
         return WireColumns(
-            created=[v for p in parts for v in p.created],
-            strings={k: [v for p in parts for v in p.strings[k]] for k in parts[0].strings},
-            money={k: [v for p in parts for v in p.money[k]] for k in parts[0].money},
-            flags=[v for p in parts for v in p.flags],
+            created=joined(lambda p: p.created),
+            strings={k: joined(lambda p, k=k: p.strings[k]) for k in parts[0].strings},
+            money={k: joined(lambda p, k=k: p.money[k]) for k in parts[0].money},
+            flags=joined(lambda p: p.flags),
             extras=extras,
         )
 

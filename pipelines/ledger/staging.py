@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -27,6 +27,7 @@ from transforms.json_text import dumps_exact
 from transforms.wire import WireColumns, parse_created_at, validate_columns
 
 BATCH_ROWS = 20_000
+LANDING_ROWS = 100_000  # rows per landing INSERT: DuckDB's working set, not the range's
 OWNER_FILE = "owner.pid"
 
 
@@ -64,11 +65,48 @@ QUARANTINE_SCHEMA = {
 }
 
 
+@dataclass(frozen=True)
+class StagedFile:
+    """One staged batch and the UTC days it holds (landing groups files by disjoint days)."""
+
+    path: Path
+    rows: int
+    first_day: date
+    last_day: date
+
+
+def landing_groups(files: list[StagedFile], max_rows: int = LANDING_ROWS) -> list[list[Path]]:
+    """Staged files in groups whose days no other group holds, each of about ``max_rows``.
+
+    Occurrences are numbered per account and UTC day, so a day's rows must land in one INSERT;
+    any more than that only makes DuckDB hold more at once. Files whose day ranges overlap are
+    merged (whatever order the API returns entries in), then neighbours are packed up to
+    ``max_rows``.
+    """
+    merged: list[tuple[date, date, list[StagedFile]]] = []
+    for f in sorted(files, key=lambda f: (f.first_day, f.last_day)):
+        if merged and f.first_day <= merged[-1][1]:
+            first, last, members = merged[-1]
+            merged[-1] = (first, max(last, f.last_day), [*members, f])
+        else:
+            merged.append((f.first_day, f.last_day, [f]))
+    groups: list[list[Path]] = []
+    rows = 0
+    for _, _, members in merged:
+        size = sum(f.rows for f in members)
+        if not groups or rows + size > max_rows:
+            groups.append([])
+            rows = 0
+        groups[-1].extend(f.path for f in members)
+        rows += size
+    return groups
+
+
 @dataclass
 class WindowStage:
     """Rows of the window being read; emptied on restart."""
 
-    files: list[Path] = field(default_factory=list)
+    files: list[StagedFile] = field(default_factory=list)
     staged: int = 0
     quarantine: list[dict[str, object]] = field(default_factory=list)
     pending: list[PageRead] = field(default_factory=list)
@@ -97,7 +135,7 @@ class LedgerStaging:
         directory.mkdir(parents=True, exist_ok=True)
         if owner:
             (directory / OWNER_FILE).write_text(str(os.getpid()))
-        self.entry_files: list[Path] = []
+        self.entry_files: list[StagedFile] = []
         self.quarantine_files: list[Path] = []
         self.fetched = 0
         self.staged = 0
@@ -153,7 +191,10 @@ class LedgerStaging:
                 self.directory / f"entries-{window.first.isoformat()}-{self._batches:05d}.parquet"
             )
             batch.write_parquet(path, compression="lz4", statistics=False)
-            stage.files.append(path)
+            first_day, last_day = batch.select(
+                pl.col("entry_day").min().alias("first"), pl.col("entry_day").max().alias("last")
+            ).row(0)
+            stage.files.append(StagedFile(path, batch.height, first_day, last_day))
             stage.staged += batch.height
         now = datetime.now(UTC)
         for i, reason in sorted(reasons.items()):
@@ -177,8 +218,8 @@ class LedgerStaging:
             )
 
     def restart_window(self) -> None:
-        for path in self._window.files:
-            path.unlink(missing_ok=True)
+        for staged in self._window.files:
+            staged.path.unlink(missing_ok=True)
         self._window = WindowStage()
 
     def finish_window(self, window: Window) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader
-from pipelines.ledger.staging import LedgerStaging
+from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
 from pipelines.warehouse.writer import LedgerLanding, Warehouse
 
@@ -91,7 +91,7 @@ def sync_ledger(
                 run_id=run_id,
                 range_start=first,
                 range_end=last,
-                entry_files=[s.entry_files for s in staged],
+                entry_files=landing_groups([f for s in staged for f in s.entry_files]),
                 quarantine_files=[f for s in staged for f in s.quarantine_files],
                 started_at=started_at,
                 windows=len(staged),

@@ -34,7 +34,7 @@ from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader, PageRead, WindowDone, WindowRestart
 from pipelines.api.settings import ApiSettings
 from pipelines.api.windows import Window
-from pipelines.ledger.staging import LedgerStaging
+from pipelines.ledger.staging import LedgerStaging, StagedFile
 
 # A window shorter than this is read in the sync's own process: starting a worker (about half a
 # second of imports) would cost more than it saves on a few days of entries.
@@ -72,7 +72,7 @@ class StagedWindow:
     """A window read to the end and staged on disk, with what it took."""
 
     window: Window
-    entry_files: list[Path] = field(default_factory=list)
+    entry_files: list[StagedFile] = field(default_factory=list)
     quarantine_files: list[Path] = field(default_factory=list)
     fetched: int = 0
     staged: int = 0

@@ -131,3 +131,18 @@ def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) 
     finally:
         if sync.poll() is None:
             sync.kill()
+
+
+def test_landing_groups_never_split_a_day() -> None:
+    from datetime import date
+
+    from pipelines.ledger.staging import StagedFile, landing_groups
+
+    def f(name: str, rows: int, first: int, last: int) -> StagedFile:
+        return StagedFile(Path(name), rows, date(2025, 1, first), date(2025, 1, last))
+
+    # newest-first pages: day 5 straddles two batches, day 2..3 a third; out of order on purpose
+    files = [f("c", 50, 1, 2), f("a", 60, 5, 9), f("b", 60, 3, 5), f("d", 10, 12, 12)]
+    groups = landing_groups(files, max_rows=100)
+    assert groups == [[Path("c")], [Path("b"), Path("a")], [Path("d")]]
+    assert landing_groups(files, max_rows=10**9) == [[Path("c"), Path("b"), Path("a"), Path("d")]]
