@@ -76,6 +76,41 @@ def parse_instant(value: Any) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+@dataclass(frozen=True)
+class LedgerEnd:
+    """The last entry of an account's chain: what the summary balance is compared with."""
+
+    account: str
+    entry_id: str
+    created_at: datetime
+    balance_after: Decimal
+
+
+@dataclass(frozen=True)
+class ReportedBreakdown:
+    """A readable breakdown snapshot: its period and the credits of each item, in micro-credits."""
+
+    start: datetime
+    end: datetime
+    items: dict[ItemKey, int]
+
+
+@dataclass(frozen=True)
+class LedgerDebits:
+    """The ledger's side of the breakdown: gross debit magnitudes per item key, in micro-credits.
+
+    Sums of parts are the sum of the whole, so a ledger read in slices adds up its slices'
+    `ledger_debits` before the one comparison.
+    """
+
+    account: str
+    totals: dict[ItemKey, int]
+
+
+def unavailable(message: str, tolerance: Decimal) -> CheckOutcome:
+    return CheckOutcome("unavailable", message, empty_breaks(), Decimal(tolerance))
+
+
 def summary_check(
     ordered_ledger: pl.DataFrame,
     snapshot: Mapping[str, Any] | None,
@@ -89,51 +124,73 @@ def summary_check(
     A difference beyond `tolerance` is a 'summary' break: a movement after the last entry
     (break_start = that entry's createdAt, break_end null).
     """
+    return compare_summary(
+        ledger_end(ordered_ledger, account),
+        snapshot,
+        balance_field=balance_field,
+        tolerance=tolerance,
+    )
+
+
+def ledger_end(ordered_ledger: pl.DataFrame, account: str | None = None) -> LedgerEnd | str:
+    """The last entry in chain order, or why no single account's ledger can be compared."""
+    chosen = _one_account(ordered_ledger, account)
+    if isinstance(chosen, str):
+        return chosen
+    name, entries = chosen
+    last = entries.sort("chain_position").tail(1).row(0, named=True)
+    return LedgerEnd(name, last["entry_id"], last["created_at"], Decimal(last["balance_after"]))
+
+
+def compare_summary(
+    end: LedgerEnd | str,
+    snapshot: Mapping[str, Any] | None,
+    *,
+    balance_field: str = "balance",
+    tolerance: Decimal = Decimal(0),
+) -> CheckOutcome:
+    """The rule of `summary_check`, given the ledger's end (or why there is none)."""
     tolerance = Decimal(tolerance)
-
-    def unavailable(message: str) -> CheckOutcome:
-        return CheckOutcome("unavailable", message, empty_breaks(), tolerance)
-
     if snapshot is None:
-        return unavailable("No consumption snapshot: the summary balance was not checked.")
+        return unavailable(
+            "No consumption snapshot: the summary balance was not checked.", tolerance
+        )
     if balance_field not in snapshot:
         return unavailable(
             f"The consumption snapshot has no {balance_field!r} field: "
-            "the summary balance was not checked."
+            "the summary balance was not checked.",
+            tolerance,
         )
     observed = parse_money(snapshot[balance_field])
     if observed is None:
-        return unavailable(f"The snapshot's {balance_field!r} is not a number.")
-    chosen = _one_account(ordered_ledger, account)
-    if isinstance(chosen, str):
-        return unavailable(chosen)
-    name, entries = chosen
-    last = entries.sort("chain_position").tail(1).row(0, named=True)
-    expected = Decimal(last["balance_after"])
+        return unavailable(f"The snapshot's {balance_field!r} is not a number.", tolerance)
+    if isinstance(end, str):
+        return unavailable(end, tolerance)
+    expected = end.balance_after
     gap = observed - expected
     if abs(gap) <= tolerance:
         return CheckOutcome(
             "ok",
-            f"The summary balance {money_text(observed)} of account {name} matches the last "
-            f"balance_after (entry {last['entry_id']}).",
+            f"The summary balance {money_text(observed)} of account {end.account} matches the "
+            f"last balance_after (entry {end.entry_id}).",
             empty_breaks(),
             tolerance,
         )
     detail = (
-        f"Balance break on account {name} after the last entry: expected {money_text(expected)}"
-        f" (balance_after of entry {last['entry_id']} at {_instant_text(last['created_at'])}),"
-        f" actual {money_text(observed)} (summary {balance_field!r}),"
-        f" difference {money_text(gap)}."
+        f"Balance break on account {end.account} after the last entry: expected "
+        f"{money_text(expected)} (balance_after of entry {end.entry_id} at "
+        f"{_instant_text(end.created_at)}), actual {money_text(observed)} (summary "
+        f"{balance_field!r}), difference {money_text(gap)}."
     )
     row = {
-        "account": name,
+        "account": end.account,
         "kind": "summary",
-        "break_start": last["created_at"],
+        "break_start": end.created_at,
         "break_end": None,
         "expected_balance": expected,
         "observed_balance": observed,
         "gap": gap,
-        "before_entry_id": last["entry_id"],
+        "before_entry_id": end.entry_id,
         "after_entry_id": None,
         "ambiguous": False,
         "detail": detail,
@@ -158,53 +215,80 @@ def breakdown_check(
     counts as zero on the other. Each mismatch is a 'breakdown' row with expected = ledger,
     observed = breakdown, break_start/break_end = the period bounds.
     """
-    tolerance = Decimal(tolerance)
+    reported = read_breakdown(breakdown, fields)
+    if isinstance(reported, str):
+        return unavailable(reported, tolerance)
+    chosen = _one_account(ordered_ledger, account)
+    if isinstance(chosen, str):
+        return unavailable(chosen, tolerance)
+    name, entries = chosen
+    debits = ledger_debits(entries, reported.start, reported.end, rules)
+    return compare_breakdown(reported, LedgerDebits(name, debits), tolerance=tolerance)
 
-    def unavailable(message: str) -> CheckOutcome:
-        return CheckOutcome("unavailable", message, empty_breaks(), tolerance)
 
+def read_breakdown(
+    breakdown: Mapping[str, Any] | None, fields: BreakdownFields = BreakdownFields()
+) -> ReportedBreakdown | str:
+    """The snapshot's period and items, or why the breakdown cannot be checked."""
     if breakdown is None:
-        return unavailable("No consumption breakdown: the breakdown was not checked.")
+        return "No consumption breakdown: the breakdown was not checked."
     start = parse_instant(breakdown.get(fields.period_start))
     end = parse_instant(breakdown.get(fields.period_end))
     if start is None or end is None:
-        return unavailable(
+        return (
             f"The breakdown has no readable {fields.period_start!r}/{fields.period_end!r}: "
             "the breakdown was not checked."
         )
-    reported = _breakdown_items(breakdown.get(fields.items), fields)
+    items = _breakdown_items(breakdown.get(fields.items), fields)
+    if isinstance(items, str):
+        return items
+    return ReportedBreakdown(start, end, items)
+
+
+def compare_breakdown(
+    reported: ReportedBreakdown | str,
+    ledger: LedgerDebits | str,
+    *,
+    tolerance: Decimal = Decimal(0),
+) -> CheckOutcome:
+    """The rule of `breakdown_check`, given both sides (or why one of them is missing)."""
+    tolerance = Decimal(tolerance)
     if isinstance(reported, str):
-        return unavailable(reported)
-    chosen = _one_account(ordered_ledger, account)
-    if isinstance(chosen, str):
-        return unavailable(chosen)
-    name, entries = chosen
-    ledger_side = _ledger_debits(entries, start, end, rules)
+        return unavailable(reported, tolerance)
+    if isinstance(ledger, str):
+        return unavailable(ledger, tolerance)
+    name, ledger_side, items = ledger.account, ledger.totals, reported.items
+    period = (reported.start, reported.end)
     tol = decimal_to_micros(tolerance)
     rows = []
-    for key in sorted(set(ledger_side) | set(reported), key=_key_order):
-        expected, observed = ledger_side.get(key, 0), reported.get(key, 0)
+    for key in sorted(set(ledger_side) | set(items), key=_key_order):
+        expected, observed = ledger_side.get(key, 0), items.get(key, 0)
         if abs(observed - expected) <= tol:
             continue
         side = (
             ""
-            if key in reported and key in ledger_side
+            if key in items and key in ledger_side
             else (" (no breakdown item)" if key in ledger_side else " (no ledger debits)")
         )
-        rows.append(_breakdown_row(name, key, expected, observed, (start, end), side))
+        rows.append(_breakdown_row(name, key, expected, observed, period, side))
     if not rows:
         return CheckOutcome(
             "ok",
-            f"All {len(reported)} breakdown items of account {name} match the ledger.",
+            f"All {len(items)} breakdown items of account {name} match the ledger.",
             empty_breaks(),
             tolerance,
         )
     breaks = conform_breaks(pl.DataFrame(rows, infer_schema_length=None))
     message = (
         f"{len(rows)} breakdown item(s) of account {name} differ from the ledger for "
-        f"[{_instant_text(start)}, {_instant_text(end)})."
+        f"[{_instant_text(reported.start)}, {_instant_text(reported.end)})."
     )
     return CheckOutcome("break", message, breaks, tolerance)
+
+
+def no_ledger_entries(account: str) -> str:
+    """Why an account without entries cannot be compared (the checks say it, never fail)."""
+    return f"No ledger entries for account {account}: nothing to compare with."
 
 
 def _one_account(
@@ -214,7 +298,7 @@ def _one_account(
     if account is not None:
         entries = ordered_ledger.filter(pl.col("account") == account)
         if entries.height == 0:
-            return f"No ledger entries for account {account}: nothing to compare with."
+            return no_ledger_entries(account)
         return account, entries
     accounts = ordered_ledger["account"].unique().to_list()
     if not accounts:
@@ -251,9 +335,10 @@ def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _ledger_debits(
-    entries: pl.DataFrame, start: datetime, end: datetime, rules: EntryTypeRules
+def ledger_debits(
+    entries: pl.DataFrame, start: datetime, end: datetime, rules: EntryTypeRules = DEFAULT_RULES
 ) -> dict[ItemKey, int]:
+    """Gross debit-category magnitudes with createdAt in [start, end), per item key."""
     amount = "signed_amount" if "signed_amount" in entries.columns else "amount"
     debit_types = (
         type_meanings(entries["entry_type"], rules)

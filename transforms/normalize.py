@@ -74,18 +74,52 @@ def infer_sign_convention(
     A tie happens when no debit-direction entry can tell them apart (only credits, or an empty
     ledger): then both conventions produce the same signed amounts anyway.
     """
+    return choose_sign_convention(sign_pair_counts(ledger, rules), default)
+
+
+def choose_sign_convention(
+    counts: dict[str, int], default: SignConvention = "signed"
+) -> SignInference:
+    """The decision alone, so counts summed over the slices of a ledger decide as the whole."""
+    best = max(counts.values())
+    winners = [c for c in SIGN_CONVENTIONS if counts[c] == best]
+    chosen: SignConvention = default if default in winners else winners[0]
+    return SignInference(chosen, dict(counts))
+
+
+def sign_pair_counts(
+    ledger: pl.DataFrame,
+    rules: EntryTypeRules = DEFAULT_RULES,
+    preceding: pl.DataFrame | None = None,
+) -> dict[str, int]:
+    """Per convention, how many entries of `ledger` it chains to a predecessor.
+
+    `preceding` (account, created_at, balance_after) are the entries at the timestamp just before
+    `ledger`'s first one when `ledger` is a slice of whole days of a longer ledger: they may be
+    the predecessors of the slice's first entries, so counts summed over consecutive slices equal
+    the counts over the whole ledger. They are only looked up, never counted.
+    """
     if ledger.height == 0:
-        return SignInference(default, {c: 0 for c in SIGN_CONVENTIONS})
+        return {c: 0 for c in SIGN_CONVENTIONS}
     meanings = type_meanings(ledger["entry_type"], rules).select("entry_type", "is_debit_direction")
-    base = (
-        ledger.select("account", "created_at", "entry_type", "amount", "balance_after")
-        .join(meanings, on="entry_type", how="left", nulls_equal=True)
-        .with_columns(
-            group=pl.col("created_at").rank("dense").over("account"),
-            after=to_micros(pl.col("balance_after")),
-            signed=to_micros(signed_amount_expr("signed")),
-            unsigned=to_micros(signed_amount_expr("unsigned", pl.col("is_debit_direction"))),
+    rows = ledger.select(
+        "account", "created_at", "entry_type", "amount", "balance_after", __own=pl.lit(True)
+    )
+    if preceding is not None and preceding.height:
+        context = preceding.select(
+            "account",
+            "created_at",
+            entry_type=pl.lit(None, dtype=pl.Utf8),
+            amount=pl.lit(None, dtype=MONEY),
+            balance_after="balance_after",
+            __own=pl.lit(False),
         )
+        rows = pl.concat([context, rows], how="vertical_relaxed")
+    base = rows.join(meanings, on="entry_type", how="left", nulls_equal=True).with_columns(
+        group=pl.col("created_at").rank("dense").over("account"),
+        after=to_micros(pl.col("balance_after")),
+        signed=to_micros(signed_amount_expr("signed")),
+        unsigned=to_micros(signed_amount_expr("unsigned", pl.col("is_debit_direction"))),
     )
     # Each balance_after may be the predecessor of an entry at its own timestamp or the next one.
     available = pl.concat(
@@ -94,13 +128,11 @@ def infer_sign_convention(
             base.select("account", group=pl.col("group") + 1, balance="after"),
         ]
     ).unique()
+    own = base.filter(pl.col("__own"))
     counts: dict[str, int] = {}
     for convention in SIGN_CONVENTIONS:
-        candidates = base.select("account", "group", balance=pl.col("after") - pl.col(convention))
+        candidates = own.select("account", "group", balance=pl.col("after") - pl.col(convention))
         counts[convention] = candidates.join(
             available, on=["account", "group", "balance"], how="semi"
         ).height
-    best = max(counts.values())
-    winners = [c for c in SIGN_CONVENTIONS if counts[c] == best]
-    chosen: SignConvention = default if default in winners else winners[0]
-    return SignInference(chosen, counts)
+    return counts
