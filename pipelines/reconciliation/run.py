@@ -1,7 +1,10 @@
 """Reconciling one account: read the landed tables, apply the transforms, write the results.
 
 The rules are in transforms/ (pure polars); this module only moves data between them and the
-warehouse, so the same rules can be tested on frames and run on the real file.
+warehouse, so the same rules can be tested on frames and run on the real file. The ledger is
+read and written one slice of whole days at a time (`slices`), with what the rules need carried
+from slice to slice (`chain_carry`), so memory is bounded by the slice and the results are those
+of one run over the whole ledger.
 """
 
 from __future__ import annotations
@@ -13,18 +16,37 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.warehouse.connection import frame
-from pipelines.warehouse.writer import Warehouse
-from transforms.aggregate import daily_balance
-from transforms.cross_checks import CheckOutcome, breakdown_check, summary_check
-from transforms.enrich import ledger_enriched
-from transforms.entry_type import EntryTypeRules, type_meanings
-from transforms.reconcile import reconcile
-
-LEDGER_COLUMNS = (
-    "account, entry_id, created_at, entry_type, amount, description, has_description, "
-    "channel, agent_id, campaign_id, balance_after"
+from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
+from pipelines.reconciliation.convention import infer_convention
+from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
+from pipelines.reconciliation.slices import (
+    SLICE_ENTRIES,
+    Reader,
+    ledger_days,
+    plan_slices,
+    read_slice,
 )
+from pipelines.warehouse.writer import Warehouse
+from transforms.breaks import empty_breaks
+from transforms.cross_checks import (
+    CheckOutcome,
+    ItemKey,
+    LedgerDebits,
+    ReportedBreakdown,
+    compare_breakdown,
+    compare_summary,
+    ledger_debits,
+    ledger_end,
+    no_ledger_entries,
+    read_breakdown,
+)
+from transforms.entry_type import EntryTypeRules
+from transforms.micros import decimal_to_micros
+from transforms.normalize import SIGN_CONVENTIONS, SignConvention, SignInference
+
+DERIVED_TABLES = ("balance_breaks", "daily_balance", "ledger_enriched")
+# What DuckDB may keep of the rows written so far (they spill to the file beyond it).
+DUCKDB_MEMORY_LIMIT = "128MB"
 
 
 @dataclass(frozen=True)
@@ -32,6 +54,8 @@ class ReconcileOptions:
     sign_convention: str = "signed"
     tolerance: Decimal = Decimal(0)
     debit_type_pattern: str | None = None
+    slice_entries: int | None = SLICE_ENTRIES  # None: the whole ledger at once
+    duckdb_memory_limit: str | None = DUCKDB_MEMORY_LIMIT  # None: the connection's default
 
     def rules(self) -> EntryTypeRules:
         if self.debit_type_pattern:
@@ -60,12 +84,6 @@ class ReconciliationResult:
         return {k: kinds.count(k) for k in ("continuity", "summary", "breakdown")}
 
 
-def _rows(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def _summary_doc(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not rows:
         return None
@@ -92,122 +110,138 @@ def _breakdown_doc(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"periodStart": first["period_start"], "periodEnd": first["period_end"], "items": items}
 
 
-def load(warehouse: Warehouse, account: str) -> tuple[pl.DataFrame, dict[str, Any]]:
-    with warehouse.read() as con:
-        ledger = frame(
-            con, f"SELECT {LEDGER_COLUMNS} FROM ledger_entries WHERE account = ?", [account]
-        )
-        subscriptions = frame(
-            con,
-            "SELECT account, fetched_at, plan, status FROM subscription_snapshots "
-            "WHERE account = ? AND shape_ok",
-            [account],
-        )
-        campaigns = frame(
-            con,
-            "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?",
-            [account],
-        )
-        summary = _rows(
-            con,
-            "SELECT balance FROM consumption_snapshots WHERE account = ? "
-            "ORDER BY fetched_at DESC LIMIT 1",
-            [account],
-        )
-        breakdown = _rows(
-            con,
-            "SELECT * FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
-            "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
-            "ORDER BY item_index",
-            [account, account],
-        )
-    return ledger, {
+def load_context(source: Reader, account: str) -> dict[str, Any]:
+    """Everything but the ledger: small tables and the latest snapshots, read once."""
+    subscriptions = source.read(
+        "SELECT account, fetched_at, plan, status FROM subscription_snapshots "
+        "WHERE account = ? AND shape_ok",
+        [account],
+    )
+    campaigns = source.read(
+        "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?", [account]
+    )
+    summary = source.read(
+        "SELECT balance FROM consumption_snapshots WHERE account = ? "
+        "ORDER BY fetched_at DESC LIMIT 1",
+        [account],
+    )
+    breakdown = source.read(
+        "SELECT * FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
+        "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
+        "ORDER BY item_index",
+        [account, account],
+    )
+    return {
         "subscriptions": subscriptions,
         "campaigns": campaigns,
-        "summary": _summary_doc(summary),
-        "breakdown": _breakdown_doc(breakdown),
+        "summary": _summary_doc(summary.to_dicts()),
+        "breakdown": _breakdown_doc(breakdown.to_dicts()),
     }
 
 
 def reconcile_account(
     warehouse: Warehouse, account: str, options: ReconcileOptions, run_id: str
 ) -> ReconciliationResult:
-    ledger, context = load(warehouse, account)
+    """Reconciles `account` slice by slice and replaces its derived rows in one transaction."""
     rules = options.rules()
-    convention = options.sign_convention
-    result = reconcile(ledger, convention=convention, tolerance=options.tolerance, rules=rules)
-    ordered = result.ordered
-    summary = summary_check(
-        ordered, context["summary"], account=account, tolerance=options.tolerance
-    )
-    breakdown = breakdown_check(
-        ordered, context["breakdown"], account=account, tolerance=options.tolerance, rules=rules
-    )
-    breaks = pl.concat([result.breaks, summary.breaks, breakdown.breaks], how="vertical_relaxed")
+    tolerance = Decimal(options.tolerance)
+    _check_options(options)
     checked_at = datetime.now(UTC)
-    breaks_out = breaks.with_columns(
-        pl.lit(run_id).alias("run_id"),
-        pl.lit(checked_at, dtype=pl.Datetime("us", "UTC")).alias("checked_at"),
-    )
-    per_day = ordered.group_by("account", pl.col("created_at").dt.date().alias("day")).agg(
-        pl.len().cast(pl.Int32).alias("entries")
-    )
-    daily = (
-        daily_balance(ordered, rules)
-        .join(per_day, on=["account", "day"], how="left")
-        .with_columns(pl.lit(run_id).alias("run_id"))
-    )
-    meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
-    enriched = (
-        ledger_enriched(ordered, context["subscriptions"], context["campaigns"])
-        .join(meanings, on="entry_type", how="left", nulls_equal=True)
-        .with_columns((pl.col("chain_position") - 1).alias("chain_position"))
-    )
-    enriched_cols = [
-        "account", "entry_id", "chain_position", "created_at", "entry_type", "category",
-        "amount", "signed_amount", "balance_before", "balance_after", "description", "channel",
-        "agent_id", "campaign_id", "campaign_name", "plan", "status", "subscription_backfilled",
-    ]  # fmt: skip
-    inference = result.inference
-    run_row = {
-        "account": account,
-        "run_id": run_id,
-        "checked_at": checked_at,
-        "sign_convention": result.convention,
-        "sign_inferred": inference is not None,
-        "pairs_explained_signed": inference.pairs_explained.get("signed") if inference else None,
-        "pairs_explained_unsigned": inference.pairs_explained.get("unsigned")
-        if inference
-        else None,
-        "tolerance": options.tolerance,
-        "entries": ledger.height,
-        "continuity_breaks": result.breaks.height,
-        "ambiguous_ties": result.ambiguous_groups,
-        "summary_status": summary.status,
-        "summary_message": summary.message,
-        "breakdown_status": breakdown.status,
-        "breakdown_message": breakdown.message,
-    }
-    warehouse.replace_for_account(
-        account,
-        {
-            "balance_breaks": breaks_out,
-            "daily_balance": daily,
-            "ledger_enriched": enriched.select(enriched_cols),
-        },
-        {"reconciliation_runs": [run_row]},
-    )
+    with warehouse.replacing_for_account(
+        account, DERIVED_TABLES, memory_limit=options.duckdb_memory_limit
+    ) as out:
+        context = load_context(out, account)
+        slices = plan_slices(ledger_days(out, account), options.slice_entries)
+        inference: SignInference | None = None
+        convention: SignConvention
+        if options.sign_convention == "infer":
+            inference = infer_convention(out, account, slices, rules)
+            convention = inference.convention
+        else:
+            convention = options.sign_convention  # type: ignore[assignment]
+        reported = read_breakdown(context["breakdown"])
+        debits: dict[ItemKey, int] = {}
+        carry = ChainCarry()
+        continuity = [empty_breaks()]
+        ambiguous = 0
+        for piece in slices:
+            ledger = read_slice(out, account, piece)
+            part = reconcile_slice(
+                ledger, carry, convention=convention, tolerance=tolerance, rules=rules
+            )
+            del ledger
+            ordered = part.ordered
+            out.insert("balance_breaks", stamped(part.breaks, run_id, checked_at))
+            out.insert("daily_balance", daily_rows(ordered, carry.last, rules, run_id))
+            out.insert(
+                "ledger_enriched",
+                enriched_rows(ordered, context["subscriptions"], context["campaigns"], rules),
+            )
+            if isinstance(reported, ReportedBreakdown):
+                for key, micros in ledger_debits(
+                    ordered, reported.start, reported.end, rules
+                ).items():
+                    debits[key] = debits.get(key, 0) + micros
+            continuity.append(part.breaks)
+            ambiguous += part.ambiguous_groups
+            carry = part.carry
+        continuity_breaks = pl.concat(continuity, how="vertical_relaxed")
+        entries = carry.entries
+        end = ledger_end(carry.last, account) if carry.last is not None else None
+        summary = compare_summary(
+            end or no_ledger_entries(account), context["summary"], tolerance=tolerance
+        )
+        breakdown = compare_breakdown(
+            reported,
+            LedgerDebits(account, debits) if entries else no_ledger_entries(account),
+            tolerance=tolerance,
+        )
+        checks = pl.concat([summary.breaks, breakdown.breaks], how="vertical_relaxed")
+        out.insert("balance_breaks", stamped(checks, run_id, checked_at))
+        run_row = {
+            "account": account,
+            "run_id": run_id,
+            "checked_at": checked_at,
+            "sign_convention": convention,
+            "sign_inferred": inference is not None,
+            "pairs_explained_signed": inference.pairs_explained.get("signed")
+            if inference
+            else None,
+            "pairs_explained_unsigned": inference.pairs_explained.get("unsigned")
+            if inference
+            else None,
+            "tolerance": tolerance,
+            "entries": entries,
+            "continuity_breaks": continuity_breaks.height,
+            "ambiguous_ties": ambiguous,
+            "summary_status": summary.status,
+            "summary_message": summary.message,
+            "breakdown_status": breakdown.status,
+            "breakdown_message": breakdown.message,
+        }
+        out.append("reconciliation_runs", [run_row])
     return ReconciliationResult(
         account=account,
-        entries=ledger.height,
-        convention=result.convention,
+        entries=entries,
+        convention=convention,
         inferred=inference is not None,
-        tolerance=options.tolerance,
-        breaks=breaks,
+        tolerance=tolerance,
+        breaks=pl.concat([continuity_breaks, checks], how="vertical_relaxed"),
         summary=summary,
         breakdown=breakdown,
-        ambiguous_ties=result.ambiguous_groups,
+        ambiguous_ties=ambiguous,
     )
+
+
+def _check_options(options: ReconcileOptions) -> None:
+    """What the rules would refuse, refused before the transaction opens, even with no entries."""
+    if options.sign_convention not in (*SIGN_CONVENTIONS, "infer"):
+        raise ValueError(
+            f"unknown sign convention {options.sign_convention!r}; "
+            "expected signed, unsigned or infer"
+        )
+    if decimal_to_micros(Decimal(options.tolerance)) < 0:
+        raise ValueError("tolerance must not be negative")
 
 
 def breaks_records(breaks: pl.DataFrame, limit: int = 50) -> list[dict[str, Any]]:

@@ -1,0 +1,69 @@
+"""The rows reconciliation writes, built from one slice of the ordered ledger at a time.
+
+Every output is per entry or per UTC day, and a slice holds whole days, so a slice's rows are
+final as soon as the slice is reconciled; only a day's opening balance needs the entry before
+the slice, which the caller passes along.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from transforms.aggregate import daily_balance
+from transforms.enrich import ledger_enriched
+from transforms.entry_type import EntryTypeRules, type_meanings
+
+ENRICHED_COLUMNS = [
+    "account", "entry_id", "chain_position", "created_at", "entry_type", "category",
+    "amount", "signed_amount", "balance_before", "balance_after", "description", "channel",
+    "agent_id", "campaign_id", "campaign_name", "plan", "status", "subscription_backfilled",
+]  # fmt: skip
+
+
+def daily_rows(
+    ordered: pl.DataFrame, previous: pl.DataFrame | None, rules: EntryTypeRules, run_id: str
+) -> pl.DataFrame:
+    """`daily_balance` rows of the slice's days; `previous` is the entry before the slice.
+
+    The previous entry is chained in so the slice's first day opens at its balance_after (and a
+    gap right at the boundary is that day's hidden movement), then its own day is dropped: it
+    belongs to the slice before.
+    """
+    chain = ordered
+    if previous is not None:
+        chain = pl.concat([previous.select(ordered.columns), ordered], how="vertical_relaxed")
+    daily = daily_balance(chain, rules)
+    if previous is not None:
+        daily = daily.filter(pl.col("day") != previous["created_at"].dt.date()[0])
+    per_day = ordered.group_by("account", pl.col("created_at").dt.date().alias("day")).agg(
+        pl.len().cast(pl.Int32).alias("entries")
+    )
+    return daily.join(per_day, on=["account", "day"], how="left").with_columns(
+        pl.lit(run_id).alias("run_id")
+    )
+
+
+def enriched_rows(
+    ordered: pl.DataFrame,
+    subscriptions: pl.DataFrame,
+    campaigns: pl.DataFrame,
+    rules: EntryTypeRules,
+) -> pl.DataFrame:
+    """`ledger_enriched` rows: category, plan and campaign name; chain_position 0-based."""
+    meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
+    return (
+        ledger_enriched(ordered, subscriptions, campaigns)
+        .join(meanings, on="entry_type", how="left", nulls_equal=True)
+        .with_columns((pl.col("chain_position") - 1).alias("chain_position"))
+        .select(ENRICHED_COLUMNS)
+    )
+
+
+def stamped(breaks: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataFrame:
+    """`balance_breaks` rows as stored: the run that found them and when."""
+    return breaks.with_columns(
+        pl.lit(run_id).alias("run_id"),
+        pl.lit(checked_at, dtype=pl.Datetime("us", "UTC")).alias("checked_at"),
+    )

@@ -1,0 +1,109 @@
+"""Slices of an account's ledger: runs of whole UTC days, reconciled one after the other.
+
+Reconciliation holds one slice in memory, never the ledger. A slice is whole days, so entries
+sharing a createdAt (a tie group) and each day of `daily_balance` stay in one slice. A slice
+also ends only on a day whose last createdAt holds a single entry: that entry's place in the
+chain is then fixed whatever the orders chosen around it, so the slices on either side of it
+cannot influence each other (see `chain_carry`). A day ending in a tie is joined to the next day.
+The plan comes from one cheap query (entries per day); each slice is read with a range predicate
+on created_at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, Protocol
+
+import polars as pl
+
+SLICE_ENTRIES = 100_000
+
+LEDGER_COLUMNS = (
+    "account, entry_id, created_at, entry_type, amount, description, has_description, "
+    "channel, agent_id, campaign_id, balance_after"
+)
+
+# Entries per UTC day, and how many share the day's last createdAt. Grouping by day only, then
+# joining back on the days' last instants, keeps DuckDB's hash tables at one row per day.
+DAYS_SQL = """
+WITH days AS (
+    SELECT CAST(created_at AS DATE) AS day, count(*) AS entries, max(created_at) AS closing_at
+    FROM ledger_entries WHERE account = ? GROUP BY ALL
+)
+SELECT d.day, d.entries, count(*) AS closing
+FROM days AS d JOIN ledger_entries AS e ON e.created_at = d.closing_at
+WHERE e.account = ?
+GROUP BY d.day, d.entries
+ORDER BY d.day
+"""
+
+
+class Reader(Protocol):
+    def read(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame: ...
+
+
+@dataclass(frozen=True)
+class LedgerDay:
+    day: date
+    entries: int
+    closing_ties: int  # entries at the day's last createdAt
+
+
+@dataclass(frozen=True)
+class LedgerSlice:
+    first_day: date
+    last_day: date
+    entries: int
+
+    @property
+    def start(self) -> datetime:
+        return datetime.combine(self.first_day, time(), UTC)
+
+    @property
+    def end(self) -> datetime:
+        """Exclusive: midnight after the last day."""
+        return datetime.combine(self.last_day + timedelta(days=1), time(), UTC)
+
+
+def plan_slices(days: Sequence[LedgerDay], slice_entries: int | None) -> list[LedgerSlice]:
+    """Consecutive days grouped into slices of at most `slice_entries` entries where possible.
+
+    A day larger than the limit is a slice of its own; a slice grows past the limit only when its
+    last day ends in a tie group (it cannot end there). None means one slice: the whole ledger.
+    """
+    if slice_entries is not None and slice_entries < 1:
+        raise ValueError("slice_entries must be at least 1")
+    slices: list[LedgerSlice] = []
+    current: list[LedgerDay] = []
+    size = 0
+    for day in days:
+        full = slice_entries is not None and size + day.entries > slice_entries
+        if current and full and current[-1].closing_ties == 1:
+            slices.append(_slice(current, size))
+            current, size = [], 0
+        current.append(day)
+        size += day.entries
+    if current:
+        slices.append(_slice(current, size))
+    return slices
+
+
+def _slice(days: list[LedgerDay], size: int) -> LedgerSlice:
+    return LedgerSlice(days[0].day, days[-1].day, size)
+
+
+def ledger_days(source: Reader, account: str) -> list[LedgerDay]:
+    rows = source.read(DAYS_SQL, [account, account])
+    return [LedgerDay(d, n, c) for d, n, c in rows.iter_rows()]
+
+
+def read_slice(
+    source: Reader, account: str, piece: LedgerSlice, columns: str = LEDGER_COLUMNS
+) -> pl.DataFrame:
+    return source.read(
+        f"SELECT {columns} FROM ledger_entries "
+        "WHERE account = ? AND created_at >= ? AND created_at < ?",
+        [account, piece.start, piece.end],
+    )

@@ -1,0 +1,377 @@
+"""Reconciling in slices gives exactly the whole-ledger run: same breaks, statements, enriched
+ledger, run row and result, on real DuckDB warehouses, for slice sizes from one entry up.
+
+Ledgers here span several UTC days with tie groups (at day ends too, where a slice cannot end),
+identical entries, hidden movements right at day boundaries, both sign conventions and "infer".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult, reconcile_account
+from pipelines.reconciliation.slices import LedgerDay, ledger_days, plan_slices
+from pipelines.warehouse.writer import Warehouse
+from tests.reconciliation.warehouse_ledgers import derived_tables, land_ledger, land_snapshots
+from tests.transforms.ledger_strategies import (
+    AGENTS,
+    CAMPAIGNS,
+    CHANNELS,
+    CREDIT_TYPES,
+    DEBIT_TYPES,
+)
+from tests.transforms.ledgers import MICRO, T0, Chain, ledger_frame, money, unsigned
+from transforms.aggregate import daily_balance
+from transforms.cross_checks import breakdown_check, summary_check
+from transforms.reconcile import reconcile
+
+SOME = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+RUN_IDS = (f"run-{n}" for n in itertools.count())
+INSTANTS = [
+    timedelta(0),  # midnight: the first instant a slice's range predicate takes
+    timedelta(seconds=1),
+    timedelta(minutes=7),
+    timedelta(hours=12),
+    timedelta(hours=23, minutes=59, seconds=59, microseconds=999_999),  # the last one
+]
+PERIOD = (T0 + timedelta(days=1), T0 + timedelta(days=3))
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
+    """One file for the module: each example reconciles an account of its own."""
+    path = Path(tmp_path_factory.mktemp("sliced")) / "warehouse.duckdb"
+    wh = Warehouse(path)
+    with wh.write():
+        pass
+    yield wh
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    chain: Chain
+    day_starts: list[int]
+    data_unsigned: bool
+    options: ReconcileOptions
+    summary_delta: Decimal | None
+    items: list[tuple[str | None, str | None, str | None, Decimal]]
+    with_breakdown: bool
+    with_plans: bool
+
+
+@st.composite
+def day_chains(draw: st.DrawFn, account: str) -> tuple[Chain, list[int]]:
+    """Several days of tie groups; amounts either tiny (balances coincide, identical entries,
+    ambiguous ties) or distinct powers of two (every break determined)."""
+    offsets: list[timedelta] = []
+    day_starts: list[int] = []
+    for day in range(draw(st.integers(1, 4))):
+        day_starts.append(len(offsets))
+        instants = draw(st.lists(st.sampled_from(INSTANTS), min_size=1, max_size=3, unique=True))
+        for instant in sorted(instants):
+            size = draw(st.sampled_from([1, 1, 2, 3]))
+            offsets.extend([timedelta(days=day) + instant] * size)
+    n = len(offsets)
+    tiny = draw(st.booleans())
+    bits = n + 8
+    if tiny:
+        amounts = money(*draw(st.lists(st.integers(-2, 2), min_size=n, max_size=n)))
+        types = ["Usage" if a < 0 else "TopUp" for a in amounts]
+    else:
+        signs = draw(st.lists(st.sampled_from([-1, -1, 1]), min_size=n, max_size=n))
+        bases = draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n))
+        amounts = [
+            Decimal(sign * (base * 2**bits + 2**i)) * MICRO
+            for i, (sign, base) in enumerate(zip(signs, bases, strict=True))
+        ]
+        types = [draw(st.sampled_from(DEBIT_TYPES if a < 0 else CREDIT_TYPES)) for a in amounts]
+    dimensions = [
+        (
+            draw(st.sampled_from(AGENTS)),
+            draw(st.sampled_from(CAMPAIGNS)),
+            draw(st.sampled_from(CHANNELS)),
+        )
+        if t in ("Usage", "Refund")
+        else (None, None, None)
+        for t in types
+    ]
+    # Gaps at day starts first: a slice can only start there, so those are the boundary cases.
+    boundaries = day_starts[1:]
+    positions = (
+        set(draw(st.lists(st.sampled_from(boundaries), max_size=2))) if boundaries else set()
+    )
+    if n > 1:
+        positions |= set(draw(st.lists(st.integers(1, n - 1), max_size=2)))
+    gaps = {}
+    for k, position in enumerate(sorted(positions)):
+        sign = draw(st.sampled_from([-1, 1]))
+        if tiny:
+            gaps[position] = Decimal(sign * draw(st.integers(1, 2)))
+        else:
+            gaps[position] = (
+                Decimal(sign * (draw(st.integers(0, 9)) * 2**bits + 2 ** (n + k))) * MICRO
+            )
+    chain = Chain(
+        amounts=amounts,
+        offsets=offsets,
+        opening=Decimal(draw(st.integers(0, 100))),
+        account=account,
+        gaps=gaps,
+        types=types,
+        dimensions=dimensions,
+    )
+    return chain, day_starts
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    chain, day_starts = draw(day_chains("acme"))
+    options = ReconcileOptions(
+        sign_convention=draw(st.sampled_from(["signed", "unsigned", "infer"])),
+        tolerance=draw(st.sampled_from([Decimal(0), Decimal(0), Decimal(1)])),
+        slice_entries=None,
+    )
+    keys = list(itertools.product(AGENTS, CAMPAIGNS, CHANNELS))
+    chosen = draw(st.lists(st.sampled_from(keys), max_size=4, unique=True))
+    items = [(*key, Decimal(draw(st.integers(0, 5)))) for key in chosen]
+    return Case(
+        chain=chain,
+        day_starts=day_starts,
+        data_unsigned=draw(st.booleans()),
+        options=options,
+        summary_delta=draw(st.sampled_from([None, Decimal(0), Decimal("0.5")])),
+        items=items,
+        with_breakdown=draw(st.booleans()),
+        with_plans=draw(st.booleans()),
+    )
+
+
+def _land(warehouse: Warehouse, case: Case) -> pl.DataFrame:
+    chain = case.chain
+    ledger = ledger_frame(chain)
+    if case.data_unsigned:
+        ledger = unsigned(ledger)
+    land_ledger(warehouse, ledger)
+    closing = chain.rows()[-1]["balance_after"]
+    balance = None if case.summary_delta is None else closing + case.summary_delta  # type: ignore[operator]
+    land_snapshots(
+        warehouse,
+        chain.account,
+        balance=balance,
+        period=PERIOD if case.with_breakdown else None,
+        items=case.items,
+        plans=[(T0 + timedelta(days=1, hours=1), "Starter"), (T0 + timedelta(days=2), "Growth")]
+        if case.with_plans
+        else [],
+        campaigns=[("cmp_x", "Spring"), ("cmp_y", "Autumn")],
+    )
+    return ledger
+
+
+def assert_same_result(found: ReconciliationResult, expected: ReconciliationResult) -> None:
+    for name in ("account", "entries", "convention", "inferred", "tolerance", "ambiguous_ties"):
+        assert getattr(found, name) == getattr(expected, name), name
+    assert found.breaks.equals(expected.breaks)
+    for check in ("summary", "breakdown"):
+        a, b = getattr(found, check), getattr(expected, check)
+        assert (a.status, a.message, a.tolerance) == (b.status, b.message, b.tolerance), check
+        assert a.breaks.equals(b.breaks), check
+
+
+def _runs(warehouse: Warehouse, case: Case, sizes: tuple[int | None, ...]) -> None:
+    account = case.chain.account
+    run_id = next(RUN_IDS)
+    whole = reconcile_account(warehouse, account, case.options, run_id)
+    expected = derived_tables(warehouse, account, run_id)
+    assert expected["reconciliation_runs"], "the run row is written"
+    for size in sizes:
+        options = dataclasses.replace(case.options, slice_entries=size)
+        run_id = next(RUN_IDS)
+        sliced = reconcile_account(warehouse, account, options, run_id)
+        assert derived_tables(warehouse, account, run_id) == expected, size
+        assert_same_result(sliced, whole)
+
+
+@SOME
+@given(case=cases())
+def test_slices_reproduce_the_whole_ledger_run(warehouse: Warehouse, case: Case) -> None:
+    _land(warehouse, case)
+    _runs(warehouse, case, (1, 4))
+
+
+@settings(SOME, max_examples=15)
+@given(case=cases())
+def test_the_whole_ledger_run_is_the_frame_transforms(warehouse: Warehouse, case: Case) -> None:
+    """The orchestration adds nothing to the rules: one slice equals the transforms on frames."""
+    ledger = _land(warehouse, case)
+    account, options, run_id = case.chain.account, case.options, next(RUN_IDS)
+    result = reconcile_account(warehouse, account, options, run_id)
+    rules = options.rules()
+    rec = reconcile(
+        ledger,
+        convention=options.sign_convention,  # type: ignore[arg-type]
+        tolerance=options.tolerance,
+        rules=rules,
+    )
+    ordered = rec.ordered
+    closing = case.chain.rows()[-1]["balance_after"]
+    summary_doc = None
+    if case.summary_delta is not None:
+        summary_doc = {"balance": closing + case.summary_delta}  # type: ignore[operator]
+    breakdown_doc = None
+    if case.with_breakdown:
+        breakdown_doc = {
+            "periodStart": PERIOD[0],
+            "periodEnd": PERIOD[1],
+            "items": [
+                {"agentId": a, "campaignId": c, "channel": ch, "credits": credits}
+                for a, c, ch, credits in case.items
+            ],
+        }
+    summary = summary_check(ordered, summary_doc, account=account, tolerance=options.tolerance)
+    breakdown = breakdown_check(
+        ordered, breakdown_doc, account=account, tolerance=options.tolerance, rules=rules
+    )
+    breaks = pl.concat([rec.breaks, summary.breaks, breakdown.breaks], how="vertical_relaxed")
+    assert result.breaks.equals(breaks)
+    assert (result.convention, result.ambiguous_ties) == (rec.convention, rec.ambiguous_groups)
+    assert (result.summary.message, result.breakdown.message) == (
+        summary.message,
+        breakdown.message,
+    )
+    tables = derived_tables(warehouse, account, run_id)
+    daily = daily_balance(ordered, rules)
+    assert [row[:10] for row in tables["daily_balance"]] == daily.rows()
+    enriched = [(r[1], r[2], r[7], r[8]) for r in tables["ledger_enriched"]]
+    assert (
+        enriched
+        == ordered.select(
+            "entry_id", pl.col("chain_position") - 1, "signed_amount", "balance_before"
+        ).rows()
+    )
+
+
+def _day_chain(account: str, gaps: dict[int, Decimal]) -> Chain:
+    """Three days: a tie at the end of day 1 (no slice may end there), one entry on day 2,
+    a tie opening day 3."""
+    hours = [timedelta(hours=h) for h in (1, 23, 23)]
+    offsets = [
+        *hours,
+        timedelta(days=1, hours=5),
+        *[timedelta(days=2)] * 2,
+        timedelta(days=2, hours=1),
+    ]
+    return Chain(
+        amounts=money("-1.5", "-2", "10", "-0.25", "-3", "1", "-4"),
+        offsets=offsets,
+        opening=Decimal(100),
+        account=account,
+        gaps=gaps,
+    )
+
+
+def test_a_gap_between_two_slices_is_found(warehouse: Warehouse) -> None:
+    account = "boundary"
+    chain = _day_chain(account, gaps={3: Decimal("0.7"), 4: Decimal("-1.1")})
+    land_ledger(warehouse, ledger_frame(chain))
+    land_snapshots(warehouse, account, balance=None, period=None)
+    with warehouse.replacing_for_account(account, ()) as source:
+        days = ledger_days(source, account)
+    assert [(d.entries, d.closing_ties) for d in days] == [(3, 2), (1, 1), (3, 1)]
+    plan = plan_slices(days, 1)
+    # Day 1 ends in a tie, so it joins day 2; day 3 is a slice of its own.
+    assert [(s.first_day, s.last_day) for s in plan] == [
+        (date(2025, 1, 1), date(2025, 1, 2)),
+        (date(2025, 1, 3), date(2025, 1, 3)),
+    ]
+    options = ReconcileOptions(slice_entries=1)
+    result = reconcile_account(warehouse, account, options, "sliced")
+    found = result.continuity_breaks.select(
+        "before_entry_id", "after_entry_id", "expected_balance", "observed_balance", "gap"
+    ).rows()
+    assert found == [
+        (f"{account}-00002", f"{account}-00003", *chain.true_pair(3), Decimal("0.7")),
+        (f"{account}-00003", f"{account}-00004", *chain.true_pair(4), Decimal("-1.1")),
+    ]
+    whole = reconcile_account(
+        warehouse, account, dataclasses.replace(options, slice_entries=None), "whole"
+    )
+    assert_same_result(result, whole)
+    tables = derived_tables(warehouse, account, "sliced")
+    assert tables == derived_tables(warehouse, account, "whole")
+    hidden = {row[1]: row[8] for row in tables["daily_balance"]}
+    assert hidden == {
+        date(2025, 1, 1): Decimal(0),
+        date(2025, 1, 2): Decimal("0.7"),
+        date(2025, 1, 3): Decimal("-1.1"),  # the gap exactly at the slice boundary
+    }
+
+
+def test_an_account_without_entries_reconciles_to_nothing(warehouse: Warehouse) -> None:
+    account = "empty"
+    land_snapshots(warehouse, account, balance=Decimal(5), period=PERIOD, items=[])
+    for size in (None, 1):
+        options = ReconcileOptions(sign_convention="infer", slice_entries=size)
+        result = reconcile_account(warehouse, account, options, f"empty-{size}")
+        assert result.entries == 0 and result.breaks.height == 0
+        assert result.summary.status == result.breakdown.status == "unavailable"
+        assert (
+            result.summary.message
+            == f"No ledger entries for account {account}: nothing to compare with."
+        )
+        tables = derived_tables(warehouse, account, f"empty-{size}")
+        assert tables["ledger_enriched"] == [] and len(tables["reconciliation_runs"]) == 1
+
+
+def test_slices_are_whole_days_of_bounded_size() -> None:
+    days = [
+        LedgerDay(date(2025, 1, d), entries, ties)
+        for d, entries, ties in [(1, 3, 1), (2, 4, 2), (3, 1, 1), (4, 9, 1), (5, 2, 1), (6, 2, 1)]
+    ]
+    plan = plan_slices(days, 4)
+    assert [(s.first_day.day, s.last_day.day, s.entries) for s in plan] == [
+        (1, 1, 3),
+        (2, 3, 5),  # day 2 ends in a tie: the slice grows past the limit to day 3
+        (4, 4, 9),  # a day bigger than the limit is a slice of its own
+        (5, 6, 4),
+    ]
+    assert plan[1].start == datetime(2025, 1, 2, tzinfo=UTC)
+    assert plan[1].end == datetime(2025, 1, 4, tzinfo=UTC)
+    assert [(s.first_day.day, s.last_day.day) for s in plan_slices(days, None)] == [(1, 6)]
+    assert plan_slices([], 10) == []
+    with pytest.raises(ValueError):
+        plan_slices(days, 0)
+
+
+def test_a_failed_reconciliation_leaves_the_previous_results(warehouse: Warehouse) -> None:
+    account = "failing"
+    land_ledger(warehouse, ledger_frame(_day_chain(account, gaps={})))
+    reconcile_account(warehouse, account, ReconcileOptions(), "first")
+    before = derived_tables(warehouse, account, "first")
+    with (
+        pytest.raises(RuntimeError),
+        warehouse.replacing_for_account(
+            account, ("balance_breaks", "daily_balance", "ledger_enriched")
+        ) as out,
+    ):
+        assert (
+            out.read("SELECT count(*) AS n FROM daily_balance WHERE account = ?", [account])["n"][0]
+            == 0
+        )  # deleted inside the transaction...
+        raise RuntimeError("a slice failed")
+    assert derived_tables(warehouse, account, "first") == before  # ...and restored by the rollback
+    assert before["daily_balance"]
