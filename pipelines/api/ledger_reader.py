@@ -100,6 +100,10 @@ class LedgerReader:
         settled = split_windows(first, last - timedelta(days=1), self.settings.max_window_days)
         return [*settled, Window(last, last)]
 
+    def total(self, window: Window) -> int:
+        """How many entries the window holds now, from its first page (one request)."""
+        return self._fetch(window, 1).total
+
     def read(self, first: date, last: date) -> Iterator[ReadEvent]:
         for window in self.windows(first, last):
             yield from self.read_window(window)

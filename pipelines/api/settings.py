@@ -28,6 +28,7 @@ ENV = {
     "backoff_max_s": "CREDITLENS_BACKOFF_MAX_S",
     "drift_retries": "CREDITLENS_DRIFT_RETRIES",
     "processes": "CREDITLENS_PROCESSES",
+    "worker_min_entries": "CREDITLENS_WORKER_MIN_ENTRIES",
 }
 
 
@@ -53,6 +54,9 @@ class ApiSettings(BaseModel):
     # Ledger windows read at once, each in its own process (1: all in the sync's process). Two by
     # default: a second core halves a long backfill, and each worker costs about 150 MB.
     processes: int = Field(default=min(2, os.cpu_count() or 1), ge=1, le=32)
+    # A window goes to a worker only when its first page says it holds at least this many
+    # entries: starting one costs about a second of imports, which a small window does not repay.
+    worker_min_entries: int = Field(default=20_000, ge=0)
 
     @field_validator("base_url")
     @classmethod

@@ -36,8 +36,8 @@ from pipelines.api.settings import ApiSettings
 from pipelines.api.windows import Window
 from pipelines.ledger.staging import LedgerStaging, StagedFile
 
-# A window shorter than this is read in the sync's own process: starting a worker (about half a
-# second of imports) would cost more than it saves on a few days of entries.
+# A window shorter than this is read in the sync's own process without asking how big it is:
+# a daily sync's few days never repay starting a worker (about a second of imports).
 MIN_WORKER_DAYS = 28
 
 
@@ -201,15 +201,27 @@ def stage_windows(
     on_page: Callable[[PageSeen], None] | None = None,
 ) -> list[StagedWindow]:
     """Every window staged, in window order; long windows after the first go to workers."""
-    remote = [j for j in jobs[1:] if (j.window.last - j.window.first).days + 1 >= MIN_WORKER_DAYS]
-    if processes <= 1 or not remote:
-        return [stage_window(job, on_page, client) for job in jobs]
-    local = [j for j in jobs if j not in remote]  # the first window and the short ones
-    with _workers(min(processes - 1, len(remote)), on_page) as pool:
-        futures: dict[Window, Future[StagedWindow]] = {
-            job.window: pool.submit(_stage_in_worker, job) for job in remote
-        }
+    remote: list[WindowJob] = []
+    probes: dict[Window, int] = {}
+    if processes > 1:
+        reader = LedgerReader(client)
+        for job in jobs[1:]:
+            if (job.window.last - job.window.first).days + 1 < MIN_WORKER_DAYS:
+                continue
+            probes[job.window] = 1
+            if reader.total(job.window) >= client.settings.worker_min_entries:
+                remote.append(job)
+    local = [j for j in jobs if j not in remote]  # the first window and the small ones
+    if not remote:
         staged = {job.window: stage_window(job, on_page, client) for job in local}
-        for window, future in futures.items():
-            staged[window] = future.result()
+    else:
+        with _workers(min(processes - 1, len(remote)), on_page) as pool:
+            futures: dict[Window, Future[StagedWindow]] = {
+                job.window: pool.submit(_stage_in_worker, job) for job in remote
+            }
+            staged = {job.window: stage_window(job, on_page, client) for job in local}
+            for window, future in futures.items():
+                staged[window] = future.result()
+    for window, count in probes.items():
+        staged[window].requests += count
     return [staged[job.window] for job in jobs]

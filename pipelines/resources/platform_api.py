@@ -26,6 +26,14 @@ class PlatformApiResource(ConfigurableResource):
     backoff_base_s: float = 0.25
     backoff_max_s: float = 30.0
     drift_retries: int = 5
+    processes: int = Field(
+        default=ApiSettings.model_fields["processes"].default,
+        description="Ledger windows read at once, each in its own process (CREDITLENS_PROCESSES).",
+    )
+    worker_min_entries: int = Field(
+        default=20_000,
+        description="Entries a window needs before it is worth a worker process.",
+    )
     summary_balance_field: str = "balance"
     snapshot_fields_json: str = Field(
         default="{}", description="JSON object mapping e.g. consumption.balance to a wire name."
@@ -44,6 +52,8 @@ class PlatformApiResource(ConfigurableResource):
             backoff_base_s=self.backoff_base_s,
             backoff_max_s=self.backoff_max_s,
             drift_retries=self.drift_retries,
+            processes=self.processes,
+            worker_min_entries=self.worker_min_entries,
         )
 
     def client(self) -> PlatformClient:

@@ -33,7 +33,12 @@ LONG = Scenario.named("small").with_company("acme", history_days=100, entries_pe
 
 def _sync(s: Simulated, tmp: Path, processes: int, **over: object) -> LedgerSyncResult:
     settings = ApiSettings(
-        base_url=s.url, api_key=s.key, max_window_days=30, processes=processes, **over
+        base_url=s.url,
+        api_key=s.key,
+        max_window_days=30,
+        processes=processes,
+        worker_min_entries=0,
+        **over,
     )
     with PlatformClient(settings) as client:
         return sync_ledger(
@@ -54,8 +59,10 @@ def test_workers_land_what_one_process_lands(simulated: Start, tmp_path: Path) -
     assert landed(tmp_path / "three" / "warehouse.duckdb", s.company) == truth(s)
     assert landed(tmp_path / "one" / "warehouse.duckdb", s.company) == truth(s)
     assert three.windows == one.windows >= 4
-    for name in ("pages", "fetched", "landed", "quarantined", "requests"):
+    for name in ("pages", "fetched", "landed", "quarantined"):
         assert getattr(three, name) == getattr(one, name), name
+    # Each long window after the first is sized by one request before a worker is chosen.
+    assert three.requests == one.requests + 2  # days 31-60 and 61-90; 91-100 is short
     assert three.fetched == three.landed + three.quarantined
     assert not any((tmp_path / "three" / "staging").iterdir())
 
@@ -92,9 +99,13 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) -> None:
     s = simulated(Scenario.named("small").with_company("acme", history_days=420))
-    # The second window's pages answer slowly, so its worker is surely alive when the sync dies.
+    second = str(s.first_day + timedelta(days=366))
+    on_second_page_one = lambda q: q.get("startDate") == second and q.get("pageNumber") == "1"  # noqa: E731
+    # The sync sizes the second window (answered at once), then its worker reads page 1, which
+    # the server holds for 8 s: the worker is surely busy, not idle, when the sync dies.
     s.sim.faults.script(
-        *[Fault("timeout", delay=2.0, match=lambda q: q.get("pageNumber") == "1")] * 3
+        Fault("timeout", delay=0.0, match=on_second_page_one),
+        Fault("timeout", delay=8.0, match=on_second_page_one),
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
     env |= {
@@ -104,6 +115,7 @@ def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) 
         "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
         "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
         "CREDITLENS_PROCESSES": "2",
+        "CREDITLENS_WORKER_MIN_ENTRIES": "0",
     }
     sync = subprocess.Popen(
         [sys.executable, "-m", "pipelines.cli", "sync"],
@@ -122,9 +134,12 @@ def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) 
             ]
             time.sleep(0.05)
         assert workers, "the sync never started a window worker"
+        while time.monotonic() < deadline and len(s.sim.faults.fired) < 2:
+            time.sleep(0.05)  # until the worker waits on its slow page
+        assert len(s.sim.faults.fired) == 2, s.sim.faults.fired
         sync.send_signal(signal.SIGKILL)
         sync.wait(timeout=30)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 3  # without PR_SET_PDEATHSIG, it would live 8 s more
         while time.monotonic() < deadline and any(_alive(p) for p in workers):
             time.sleep(0.05)
         assert not any(_alive(p) for p in workers), "a worker outlived the killed sync"
