@@ -30,7 +30,7 @@ from transforms.wire import WireColumns, columns_from_rows
 _NUMBER_START = frozenset(b"-0123456789")
 
 
-class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+class _Entry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     createdAt: str  # the wire's names
     type: str
     amount: msgspec.Raw
@@ -42,7 +42,7 @@ class _Entry(msgspec.Struct, forbid_unknown_fields=True):
     campaignId: str | None = None
 
 
-class _Page(msgspec.Struct):
+class _Page(msgspec.Struct, gc=False):
     data: list[_Entry]
     total: Annotated[int, msgspec.Meta(ge=0)]
     pageNumber: Annotated[int, msgspec.Meta(ge=1)]
