@@ -163,6 +163,27 @@ def _drain(progress: Any, on_page: Callable[[PageSeen], None], stop: threading.E
 
 
 @contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """Spawned workers skip re-running the sync's main script.
+
+    ``spawn`` re-runs the parent's ``__main__`` in each child, in case the work is a function
+    defined there. The work here lives in this module, and the main script is the CLI (or
+    Dagster, or pytest), whose imports, Dagster's among them, would cost each worker a second
+    and 100 MB for nothing. Without ``__file__``, multiprocessing has no main script to re-run.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None:
+        yield  # run with -m: spawn already skips a package's __main__ module
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
+@contextmanager
 def _workers(count: int, on_page: Callable[[PageSeen], None] | None) -> Iterator[Any]:
     context = multiprocessing.get_context("spawn")
     progress = context.Queue()
@@ -216,9 +237,10 @@ def stage_windows(
         staged = {job.window: stage_window(job, on_page, client) for job in local}
     else:
         with _workers(min(processes - 1, len(remote)), on_page) as pool:
-            futures: dict[Window, Future[StagedWindow]] = {
-                job.window: pool.submit(_stage_in_worker, job) for job in remote
-            }
+            with _main_not_rerun():  # workers start here, on submit
+                futures: dict[Window, Future[StagedWindow]] = {
+                    job.window: pool.submit(_stage_in_worker, job) for job in remote
+                }
             staged = {job.window: stage_window(job, on_page, client) for job in local}
             for window, future in futures.items():
                 staged[window] = future.result()
