@@ -24,8 +24,14 @@ def ledger_enriched(
     An account without any snapshot gets null plan and status and `subscription_backfilled`
     False; an entry without campaign (or an unknown one) gets a null `campaign_name`.
     """
-    entries = ledger.with_row_index("__row").with_columns(
-        pl.col("created_at").cast(_UTC_MICROS).alias("__at")
+    # The lookups run on a narrow frame (row, account, campaign, time) and are stacked back onto
+    # the ledger in its own order: sorting and joining every column of the ledger would copy it
+    # several times over.
+    entries = ledger.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("__row"),
+        "account",
+        "campaign_id",
+        pl.col("created_at").cast(_UTC_MICROS).alias("__at"),
     )
     snapshots = (
         subscription_snapshots.select(
@@ -56,7 +62,7 @@ def ledger_enriched(
         "account", "campaign_id", pl.col("name").alias("campaign_name")
     ).unique(subset=["account", "campaign_id"], keep="last", maintain_order=True)
     observed = pl.col("__observed").fill_null(False)
-    return (
+    found = (
         as_of.join(earliest, on="account", how="left")
         .with_columns(
             plan=pl.when(observed).then(pl.col("plan")).otherwise(pl.col("__first_plan")),
@@ -65,5 +71,5 @@ def ledger_enriched(
         )
         .join(names, on=["account", "campaign_id"], how="left")
         .sort("__row")
-        .drop("__row", "__at", "__observed", "__first_plan", "__first_status", "__has_snapshot")
     )
+    return ledger.hstack(found.select("plan", "status", "subscription_backfilled", "campaign_name"))
