@@ -9,7 +9,7 @@ of one run over the whole ledger.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -21,12 +21,13 @@ from pipelines.reconciliation.convention import infer_convention
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
 from pipelines.reconciliation.slices import (
     SLICE_ENTRIES,
+    LedgerSlice,
     Reader,
     ledger_days,
     plan_slices,
     read_slice,
 )
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.writer import AccountReplacement, Warehouse
 from transforms.breaks import empty_breaks
 from transforms.cross_checks import (
     CheckOutcome,
@@ -46,7 +47,7 @@ from transforms.normalize import SIGN_CONVENTIONS, SignConvention, SignInference
 
 DERIVED_TABLES = ("balance_breaks", "daily_balance", "ledger_enriched")
 # What DuckDB may keep of the rows written so far (they spill to the file beyond it).
-DUCKDB_MEMORY_LIMIT = "128MB"
+DUCKDB_MEMORY_LIMIT = "64MB"
 
 
 @dataclass(frozen=True)
@@ -139,81 +140,87 @@ def load_context(source: Reader, account: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """What every slice of one reconciliation shares."""
+
+    account: str
+    run_id: str
+    checked_at: datetime
+    convention: SignConvention
+    tolerance: Decimal
+    rules: EntryTypeRules
+    context: dict[str, Any]
+    reported: ReportedBreakdown | str
+
+
+@dataclass
+class _Totals:
+    """What the slices add up to, and the carry from the last one."""
+
+    carry: ChainCarry = field(default_factory=ChainCarry)
+    continuity: list[pl.DataFrame] = field(default_factory=lambda: [empty_breaks()])
+    ambiguous: int = 0
+    debits: dict[ItemKey, int] = field(default_factory=dict)
+
+
 def reconcile_account(
     warehouse: Warehouse, account: str, options: ReconcileOptions, run_id: str
 ) -> ReconciliationResult:
     """Reconciles `account` slice by slice and replaces its derived rows in one transaction."""
+    _check_options(options)
     rules = options.rules()
     tolerance = Decimal(options.tolerance)
-    _check_options(options)
-    checked_at = datetime.now(UTC)
     with warehouse.replacing_for_account(
         account, DERIVED_TABLES, memory_limit=options.duckdb_memory_limit
     ) as out:
         context = load_context(out, account)
         slices = plan_slices(ledger_days(out, account), options.slice_entries)
         inference: SignInference | None = None
-        convention: SignConvention
         if options.sign_convention == "infer":
             inference = infer_convention(out, account, slices, rules)
-            convention = inference.convention
-        else:
-            convention = options.sign_convention  # type: ignore[assignment]
-        reported = read_breakdown(context["breakdown"])
-        debits: dict[ItemKey, int] = {}
-        carry = ChainCarry()
-        continuity = [empty_breaks()]
-        ambiguous = 0
+        convention = inference.convention if inference else options.sign_convention
+        shared = _Pass(
+            account=account,
+            run_id=run_id,
+            checked_at=datetime.now(UTC),
+            convention=convention,  # type: ignore[arg-type]
+            tolerance=tolerance,
+            rules=rules,
+            context=context,
+            reported=read_breakdown(context["breakdown"]),
+        )
+        totals = _Totals()
         for piece in slices:
-            ledger = read_slice(out, account, piece)
-            part = reconcile_slice(
-                ledger, carry, convention=convention, tolerance=tolerance, rules=rules
-            )
-            del ledger
-            ordered = part.ordered
-            out.insert("balance_breaks", stamped(part.breaks, run_id, checked_at))
-            out.insert("daily_balance", daily_rows(ordered, carry.last, rules, run_id))
-            out.insert(
-                "ledger_enriched",
-                enriched_rows(ordered, context["subscriptions"], context["campaigns"], rules),
-            )
-            if isinstance(reported, ReportedBreakdown):
-                for key, micros in ledger_debits(
-                    ordered, reported.start, reported.end, rules
-                ).items():
-                    debits[key] = debits.get(key, 0) + micros
-            continuity.append(part.breaks)
-            ambiguous += part.ambiguous_groups
-            carry = part.carry
-        continuity_breaks = pl.concat(continuity, how="vertical_relaxed")
-        entries = carry.entries
-        end = ledger_end(carry.last, account) if carry.last is not None else None
+            _reconcile_slice(out, piece, shared, totals)
+        continuity = pl.concat(totals.continuity, how="vertical_relaxed")
+        entries = totals.carry.entries
+        last = totals.carry.last
         summary = compare_summary(
-            end or no_ledger_entries(account), context["summary"], tolerance=tolerance
+            ledger_end(last, account) if last is not None else no_ledger_entries(account),
+            context["summary"],
+            tolerance=tolerance,
         )
         breakdown = compare_breakdown(
-            reported,
-            LedgerDebits(account, debits) if entries else no_ledger_entries(account),
+            shared.reported,
+            LedgerDebits(account, totals.debits) if entries else no_ledger_entries(account),
             tolerance=tolerance,
         )
         checks = pl.concat([summary.breaks, breakdown.breaks], how="vertical_relaxed")
-        out.insert("balance_breaks", stamped(checks, run_id, checked_at))
+        out.insert("balance_breaks", stamped(checks, run_id, shared.checked_at))
+        pairs = inference.pairs_explained if inference else {}
         run_row = {
             "account": account,
             "run_id": run_id,
-            "checked_at": checked_at,
+            "checked_at": shared.checked_at,
             "sign_convention": convention,
             "sign_inferred": inference is not None,
-            "pairs_explained_signed": inference.pairs_explained.get("signed")
-            if inference
-            else None,
-            "pairs_explained_unsigned": inference.pairs_explained.get("unsigned")
-            if inference
-            else None,
+            "pairs_explained_signed": pairs.get("signed"),
+            "pairs_explained_unsigned": pairs.get("unsigned"),
             "tolerance": tolerance,
             "entries": entries,
-            "continuity_breaks": continuity_breaks.height,
-            "ambiguous_ties": ambiguous,
+            "continuity_breaks": continuity.height,
+            "ambiguous_ties": totals.ambiguous,
             "summary_status": summary.status,
             "summary_message": summary.message,
             "breakdown_status": breakdown.status,
@@ -226,11 +233,46 @@ def reconcile_account(
         convention=convention,
         inferred=inference is not None,
         tolerance=tolerance,
-        breaks=pl.concat([continuity_breaks, checks], how="vertical_relaxed"),
+        breaks=pl.concat([continuity, checks], how="vertical_relaxed"),
         summary=summary,
         breakdown=breakdown,
-        ambiguous_ties=ambiguous,
+        ambiguous_ties=totals.ambiguous,
     )
+
+
+def _reconcile_slice(
+    out: AccountReplacement, piece: LedgerSlice, shared: _Pass, totals: _Totals
+) -> None:
+    """One slice: reconciled, its rows written, its share added to `totals`.
+
+    A function of its own so the slice's frames are freed when it returns, before the next
+    slice is read.
+    """
+    rules = shared.rules
+    ledger = read_slice(out, shared.account, piece)
+    part = reconcile_slice(
+        ledger,
+        totals.carry,
+        convention=shared.convention,
+        tolerance=shared.tolerance,
+        rules=rules,
+    )
+    del ledger
+    ordered = part.ordered
+    out.insert("balance_breaks", stamped(part.breaks, shared.run_id, shared.checked_at))
+    out.insert("daily_balance", daily_rows(ordered, totals.carry.last, rules, shared.run_id))
+    context = shared.context
+    out.insert(
+        "ledger_enriched",
+        enriched_rows(ordered, context["subscriptions"], context["campaigns"], rules),
+    )
+    if isinstance(shared.reported, ReportedBreakdown):
+        period = shared.reported.start, shared.reported.end
+        for key, micros in ledger_debits(ordered, *period, rules).items():
+            totals.debits[key] = totals.debits.get(key, 0) + micros
+    totals.continuity.append(part.breaks)
+    totals.ambiguous += part.ambiguous_groups
+    totals.carry = part.carry
 
 
 def _check_options(options: ReconcileOptions) -> None:

@@ -308,8 +308,9 @@ class AccountReplacement:
         if rows.height:
             columns = ", ".join(rows.columns)
             # Read by name (a replacement scan), not register(): inside a transaction a
-            # registered name keeps its data alive until COMMIT, even once unregistered.
-            incoming = rows.to_arrow()  # noqa: F841
+            # registered name keeps its data alive until COMMIT, even once unregistered. The
+            # frame's own Arrow stream avoids a pyarrow copy of every slice.
+            incoming = _ArrowStream(rows)  # noqa: F841
             self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming")
 
     def append(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -320,6 +321,16 @@ class AccountReplacement:
                 f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
                 [[row[c] for c in names] for row in rows],
             )
+
+
+class _ArrowStream:
+    """A polars frame as an Arrow PyCapsule stream, which DuckDB scans without pyarrow."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.frame.__arrow_c_stream__(requested_schema)
 
 
 def default_analyst_copy(path: Path) -> Path:
