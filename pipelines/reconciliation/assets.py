@@ -22,6 +22,7 @@ from dagster import (
 from pydantic import Field
 
 from pipelines.reconciliation.run import ReconcileOptions, breaks_records, reconcile_account
+from pipelines.reconciliation.slices import SLICE_ENTRIES
 from pipelines.resources import PlatformApiResource, WarehouseResource
 
 UPSTREAM = [
@@ -37,12 +38,18 @@ class ReconcileResource(ConfigurableResource):
     sign_convention: str = Field(default="signed", description="signed, unsigned or infer.")
     tolerance: str = Field(default="0", description="Largest gap treated as continuous.")
     debit_type_pattern: str = Field(default="", description="Regex of debit types (unsigned).")
+    slice_entries: int = Field(
+        default=SLICE_ENTRIES,
+        description="Entries reconciled at a time (whole UTC days); memory grows with it, not "
+        "with the ledger. 0: the whole ledger at once.",
+    )
 
     def options(self) -> ReconcileOptions:
         return ReconcileOptions(
             sign_convention=self.sign_convention,
             tolerance=Decimal(self.tolerance),
             debit_type_pattern=self.debit_type_pattern or None,
+            slice_entries=self.slice_entries or None,
         )
 
 
