@@ -69,6 +69,11 @@ def build_resources(settings: Settings) -> dict[str, object]:
             sign_convention=settings.sign_convention,
             tolerance=str(settings.tolerance),
             debit_type_pattern=settings.debit_type_pattern,
+            **(
+                {"slice_entries": settings.reconcile_slice_entries}
+                if settings.reconcile_slice_entries is not None
+                else {}
+            ),
         ),
     }
 

@@ -29,6 +29,7 @@ class Settings:
     lookback_days: int = 7
     sign_convention: str = "signed"
     tolerance: Decimal = Decimal(0)
+    reconcile_slice_entries: int | None = None  # None: the reconciliation's own default
     summary_balance_field: str = "balance"
     debit_type_pattern: str = DEFAULT_DEBIT_PATTERN
     snapshot_fields: dict[str, str] = field(default_factory=dict)
@@ -80,6 +81,13 @@ class Settings:
             if not tolerance.is_finite() or tolerance < 0:
                 raise ConfigurationError(f"CREDITLENS_TOLERANCE must be a number >= 0, got {v!r}")
             values["tolerance"] = tolerance
+        if v := get("CREDITLENS_RECONCILE_SLICE_ENTRIES"):
+            if not v.isdigit():
+                raise ConfigurationError(
+                    "CREDITLENS_RECONCILE_SLICE_ENTRIES must be a whole number "
+                    f"(0: the whole ledger at once), got {v!r}"
+                )
+            values["reconcile_slice_entries"] = int(v)
         if v := get("CREDITLENS_SUMMARY_BALANCE_FIELD"):
             values["summary_balance_field"] = v
         if v := get("CREDITLENS_DEBIT_TYPE_PATTERN"):

@@ -54,6 +54,14 @@ CASES = [
         "sideways",
     ),
     case("bad-timeout", {"CREDITLENS_TIMEOUT": "soon"}, (), "CREDITLENS_TIMEOUT"),
+    case("bad-processes", {"CREDITLENS_PROCESSES": "0"}, (), "CREDITLENS_PROCESSES"),
+    case(
+        "bad-slice-entries",
+        {"CREDITLENS_RECONCILE_SLICE_ENTRIES": "lots"},
+        (),
+        "CREDITLENS_RECONCILE_SLICE_ENTRIES",
+        "lots",
+    ),
     case(
         "nothing-listening",
         {"CREDITLENS_BASE_URL": "http://127.0.0.1:{port}"},
