@@ -1,0 +1,83 @@
+"""What a CLI run leaves in Dagster's event log: per-day planned events only where they are kept.
+
+An ephemeral instance dies with the process, so the CLI asks Dagster for one planned event per
+asset (with the run's partition subset) instead of one per day, and stores the materializations
+as one batch; a persistent instance (DAGSTER_HOME), whose UI shows each day, keeps Dagster's
+defaults. Either way every day still gets its materialization.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from dagster import DagsterEventType, DagsterInstance
+
+from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, instance, run_job
+from pipelines.definitions import build_definitions
+from pipelines.settings import Settings
+from tests.conftest import Simulated
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+DAYS = 20
+
+
+def _ledger_events(dagster_instance: DagsterInstance, run_id: str) -> tuple[int, int]:
+    def count(kind: DagsterEventType) -> int:
+        records = dagster_instance.get_records_for_run(run_id, of_type=kind, limit=10_000)
+        return sum(
+            1
+            for r in records.records
+            if r.event_log_entry.dagster_event is not None
+            and r.event_log_entry.dagster_event.asset_key is not None
+            and r.event_log_entry.dagster_event.asset_key.to_user_string() == "ledger_entries"
+        )
+
+    return (
+        count(DagsterEventType.ASSET_MATERIALIZATION_PLANNED),
+        count(DagsterEventType.ASSET_MATERIALIZATION),
+    )
+
+
+def _run_ledger(settings: Settings, s: Simulated) -> tuple[DagsterInstance, str]:
+    dagster_instance = instance()
+    first = s.first_day
+    outcome = run_job(
+        build_definitions(settings),
+        "ledger_sync",
+        dagster_instance,
+        first=first,
+        last=first + timedelta(days=DAYS - 1),
+    )
+    return dagster_instance, outcome.run_id
+
+
+def test_an_ephemeral_run_plans_once_and_still_materializes_every_day(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in EPHEMERAL_EVENT_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    s = simulated("small")
+    dagster_instance, run_id = _run_ledger(creditlens_env(s), s)
+    assert _ledger_events(dagster_instance, run_id) == (1, DAYS)
+    # Set for the run only: a later persistent instance in the same process keeps the defaults.
+    assert not set(EPHEMERAL_EVENT_SETTINGS) & set(os.environ)
+
+
+def test_a_persistent_instance_keeps_dagsters_per_day_events(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in EPHEMERAL_EVENT_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    s = simulated("small")
+    settings = creditlens_env(s)
+    home = tmp_path / "dagster-home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    dagster_instance, run_id = _run_ledger(settings, s)
+    assert not dagster_instance.is_ephemeral
+    assert _ledger_events(dagster_instance, run_id) == (DAYS, DAYS)
