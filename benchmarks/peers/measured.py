@@ -23,6 +23,21 @@ class ChildTimeout(RuntimeError):
     """A contender ran past its time bound and was killed."""
 
 
+class ChildOverMemory(RuntimeError):
+    """A contender's process tree grew past its memory bound and was killed.
+
+    What it had taken by then is still a figure: a lower bound on its time.
+    """
+
+    def __init__(self, name: str, wall_s: float, peak_rss_mb: float, limit_mb: float) -> None:
+        super().__init__(
+            f"{name} grew past {limit_mb:.0f} MB ({peak_rss_mb:.0f} MB) after {wall_s:.1f}s; killed"
+        )
+        self.wall_s = wall_s
+        self.peak_rss_mb = peak_rss_mb
+        self.limit_mb = limit_mb
+
+
 @dataclass(frozen=True)
 class ChildRun:
     command: tuple[str, ...]
@@ -85,8 +100,10 @@ def run_child(
     timeout_s: float,
     log_dir: Path,
     name: str,
+    max_rss_mb: float | None = None,
 ) -> ChildRun:
-    """Runs ``command`` to completion (or kills it at ``timeout_s``), measuring it."""
+    """Runs ``command`` to completion (or kills it at ``timeout_s``, or once its process tree
+    holds more than ``max_rss_mb``: a shared machine must survive a contender), measuring it."""
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log_dir / f"{name}.stdout", log_dir / f"{name}.stderr"
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -105,6 +122,9 @@ def run_child(
                     kernel_kb = usage.ru_maxrss
                     break
                 tree_kb = max(tree_kb, tree_rss_kb(proc.pid))
+                if max_rss_mb is not None and tree_kb / 1024 > max_rss_mb:
+                    wall = time.perf_counter() - started
+                    raise ChildOverMemory(name, wall, tree_kb / 1024, max_rss_mb)
                 if time.perf_counter() > deadline:
                     raise ChildTimeout(f"{name} still running after {timeout_s:.0f}s; killed")
                 time.sleep(SAMPLE_EVERY_S)
