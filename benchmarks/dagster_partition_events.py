@@ -1,0 +1,104 @@
+"""What Dagster itself costs a backfill run, before any ledger entry: an empty daily-partitioned
+asset materialized over N days in one run (the ledger asset's single-run backfill), on an
+ephemeral instance as `creditlens sync` uses it, with Dagster's default event settings and with
+the ones the CLI sets for a run whose instance dies with it (pipelines/cli/runner.py). Each
+setting runs in its own child process, so neither inherits the other's imports or instance.
+
+    python -m benchmarks.dagster_partition_events [--days 730] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from datetime import date, timedelta
+
+from dagster import (
+    BackfillPolicy,
+    BetaWarning,
+    DagsterInstance,
+    DailyPartitionsDefinition,
+    Definitions,
+    MaterializeResult,
+    asset,
+    define_asset_job,
+)
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
+
+from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, QUIET
+
+START = date(2024, 7, 1)
+
+
+warnings.filterwarnings("ignore", category=BetaWarning)
+
+
+@asset(
+    partitions_def=DailyPartitionsDefinition(start_date=START.isoformat()),
+    backfill_policy=BackfillPolicy.single_run(),
+)
+def empty() -> MaterializeResult:
+    return MaterializeResult(metadata={"entries": 0})
+
+
+def run_once(days: int) -> float:
+    """One run over ``days`` daily partitions of the empty asset; its wall time."""
+    job = Definitions(assets=[empty], jobs=[define_asset_job("j", [empty])]).resolve_job_def("j")
+    last = START + timedelta(days=days - 1)
+    tags = {
+        ASSET_PARTITION_RANGE_START_TAG: START.isoformat(),
+        ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
+    }
+    instance = DagsterInstance.ephemeral()
+    began = time.perf_counter()
+    result = job.execute_in_process(run_config=QUIET, instance=instance, tags=tags)
+    seconds = time.perf_counter() - began
+    if not result.success:
+        raise RuntimeError("the empty backfill run failed")
+    return seconds
+
+
+def measure(days: int, settings: dict[str, str]) -> float:
+    env = {k: v for k, v in os.environ.items() if k not in EPHEMERAL_EVENT_SETTINGS}
+    env.update(settings)
+    command = [sys.executable, "-m", "benchmarks.dagster_partition_events", "--child", str(days)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--days", type=int, default=730, help="daily partitions in the run")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each setting")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps({"seconds": run_once(args.child)}))
+        return 0
+    if args.days < 1:
+        parser.error("--days must be at least 1")
+    modes = {"Dagster's defaults": {}, "the CLI's ephemeral settings": EPHEMERAL_EVENT_SETTINGS}
+    best: dict[str, float] = {}
+    for name, settings in modes.items():
+        times = [measure(args.days, settings) for _ in range(max(1, args.repeats))]
+        best[name] = min(times)
+        rounds = " / ".join(f"{t:.2f}" for t in times)
+        print(f"{args.days} daily partitions, {name}: {best[name]:.2f}s (rounds {rounds})")
+    default, cli = best.values()
+    per_day = 1000 * cli / args.days
+    print(f"ratio defaults / CLI settings: {default / cli:.2f}x; per day {per_day:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Where a `creditlens sync` spends its wall time, phase by phase, on stderr.
+
+    python -m benchmarks.sync_phases [sync options]
+
+Runs the real command in this process with wall-clock stamps around its phases: importing the
+CLI, Dagster's instance, each job, reading the ledger windows, landing, the analyst copies. A
+sampling profiler cannot give this cleanly (page threads and the main thread share one
+interpreter lock, so waiting looks like work); stamps can, and they cost nothing measurable.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+STARTED = time.perf_counter()
+
+
+def stamp(label: str) -> None:
+    print(f"[{time.perf_counter() - STARTED:7.2f}s] {label}", file=sys.stderr, flush=True)
+
+
+def timed(owner: Any, name: str) -> None:
+    """Replaces ``owner.name`` with a version that stamps its start and its duration."""
+    original: Callable[..., Any] = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        stamp(f"> {name}")
+        try:
+            return original(*args, **kwargs)
+        finally:
+            stamp(f"< {name} {time.perf_counter() - began:.2f}s")
+
+    setattr(owner, name, wrapper)
+
+
+def main(argv: list[str]) -> None:
+    import pipelines.cli.main as cli
+
+    stamp("imported the CLI")
+    import pipelines.cli.sync_command as sync_command
+    import pipelines.ledger.sync as ledger_sync
+    from pipelines.warehouse.writer import Warehouse
+
+    for name in ("build_definitions", "instance", "run_job"):
+        timed(sync_command, name)
+    timed(ledger_sync, "stage_windows")
+    for name in ("land_ledger", "publish_analyst_copy"):
+        timed(Warehouse, name)
+    sys.argv = ["creditlens", "sync", *argv]
+    try:
+        cli.main()
+    finally:
+        stamp("end")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
