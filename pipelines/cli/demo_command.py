@@ -53,7 +53,8 @@ def run_demo(directory: str, seed: int) -> None:
     typer.echo(f"report:                    {site.index_html}")
     typer.echo(f"done in {time.monotonic() - started:.1f}s. Try:")
     query = (
-        "SELECT month, opening, debits, credits, hidden_movements, closing FROM monthly_statement"
+        "SELECT month, opening, debits, credits, hidden_movements, closing "
+        "FROM monthly_statement ORDER BY month"
     )
     typer.echo(f'  duckdb -readonly {analyst} "{query}"')
     typer.echo("or, without the DuckDB command-line tool (pip does not install it):")

@@ -39,13 +39,15 @@ def sync_progress(stream: Any = None) -> Iterator[None]:
             yield
         return
 
-    last_window: list[str] = []
+    # Windows are read side by side (worker processes), so their pages interleave: a log names
+    # each window once, when its first page arrives.
+    seen: set[str] = set()
 
     def on_plain(event: str, data: dict[str, Any]) -> None:
         if event == "ledger.start":
             print(f"ledger: reading {data['first']}..{data['last']}", file=stream, flush=True)
-        elif event == "ledger.page" and (not last_window or last_window[-1] != data["window"]):
-            last_window.append(data["window"])
+        elif event == "ledger.page" and data["window"] not in seen:
+            seen.add(data["window"])
             print(f"ledger: window {data['window']}", file=stream, flush=True)
 
     with progress.listening(on_plain):

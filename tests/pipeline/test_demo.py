@@ -1,0 +1,50 @@
+"""`creditlens demo`, as README's Quick start runs it: no configuration, everything where it says.
+
+The demo is the first thing a new user runs, so what it prints is tested as a user reads it:
+the files it names exist, the query it suggests runs on the analyst copy and lists the months
+in order, and the log names each ledger window once even though windows are read side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
+    env["CREDITLENS_AUDIT_STATE_DIR"] = str(tmp_path / "audit-state")
+    done = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "demo", "--dir", str(tmp_path / "demo")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    demo = tmp_path / "demo"
+    analyst = demo / "warehouse.analyst.duckdb"
+    for path in (demo / "warehouse.duckdb", analyst, demo / "reports" / "index.html"):
+        assert path.is_file(), path
+        assert str(path) in done.stdout
+
+    suggested = re.search(r'duckdb -readonly \S+ "([^"]+)"', done.stdout)
+    assert suggested, done.stdout[-2000:]
+    with duckdb.connect(str(analyst), read_only=True) as con:
+        months = [row[0] for row in con.execute(suggested.group(1)).fetchall()]
+    assert len(months) >= 12
+    assert months == sorted(months)
+
+    log = done.stdout + done.stderr
+    windows = Counter(re.findall(r"ledger: window (\S+)", log))
+    assert windows, log[-2000:]
+    assert set(windows.values()) == {1}, windows
