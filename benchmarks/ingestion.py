@@ -309,6 +309,12 @@ def ratios(result: SizeResult) -> dict[str, float | None]:
     }
 
 
+def dlt_ratio_text(result: SizeResult, ratio: float) -> str:
+    """dlt/creditlens as printed: ``>=`` when dlt was stopped at its bound (a lower bound)."""
+    bound = ">= " if result.peer and result.peer.stopped else ""
+    return f"{bound}{ratio:.1f}x"
+
+
 def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for result in results:
@@ -324,11 +330,10 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
             )
         if r["dlt_over_creditlens"] is not None:
             # A stopped dlt's ratio is a lower bound: it passes only if the bound already does.
-            bound = ">= " if result.peer and result.peer.stopped else ""
             out.append(
                 _target(
                     f"[{n}] dlt at least {DLT_VS_CREDITLENS:.0f}x slower than creditlens",
-                    f"{bound}{r['dlt_over_creditlens']:.1f}x",
+                    dlt_ratio_text(result, r["dlt_over_creditlens"]),
                     r["dlt_over_creditlens"] >= DLT_VS_CREDITLENS,
                 )
             )
@@ -432,8 +437,7 @@ def table(results: list[SizeResult]) -> str:
         parts = [f"creditlens/floor {r['creditlens_over_floor']:.2f}x"]
         parts.append(f"(ledger step/floor {r['creditlens_ledger_step_over_floor']:.2f}x)")
         if r["dlt_over_creditlens"] is not None:
-            bound = ">= " if result.peer and result.peer.stopped else ""
-            parts.append(f"dlt/creditlens {bound}{r['dlt_over_creditlens']:.1f}x")
+            parts.append(f"dlt/creditlens {dlt_ratio_text(result, r['dlt_over_creditlens'])}")
         else:
             parts.append("dlt skipped")
         lines.append(f"{'':>9}  ratios: " + ", ".join(parts))
