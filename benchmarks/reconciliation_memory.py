@@ -132,7 +132,7 @@ def child(path: Path, account: str, slice_entries: int | None) -> dict[str, Any]
     """Runs in the child: one reconciliation, as the sync's asset runs it."""
     from pipelines.reconciliation.run import ReconcileOptions, reconcile_account
     from pipelines.reconciliation.slices import ledger_days, plan_slices
-    from pipelines.warehouse.connection import frame
+    from pipelines.warehouse.read import frame, open_read_only
     from pipelines.warehouse.writer import Warehouse
 
     warehouse = Warehouse(path)
@@ -142,7 +142,7 @@ def child(path: Path, account: str, slice_entries: int | None) -> dict[str, Any]
         warehouse, account, ReconcileOptions(slice_entries=slice_entries), "benchmark"
     )
     reconcile_s = time.perf_counter() - began
-    with warehouse.read() as con:
+    with open_read_only(warehouse.path) as con:
 
         class Reader:
             def read(self, sql: str, params: list[Any] | None = None) -> Any:

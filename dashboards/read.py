@@ -14,11 +14,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 
 from dashboards import model, periods
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.read import QueryError, ReadConnection, open_read_only, table_names
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 from transforms.micros import MONEY
 
@@ -44,8 +43,8 @@ class ReportError(RuntimeError):
 def read_warehouse(
     path: Path, account: str | None = None, month: date | None = None
 ) -> model.Warehouse:
-    with Warehouse(path).read() as con:
-        tables = {r[0] for r in _rows(con, "SELECT table_name FROM information_schema.tables")}
+    with open_read_only(path) as con:
+        tables = table_names(con)
         notices = []
         missing = [t for t in RECONCILIATION_TABLES if t not in tables]
         if missing:
@@ -65,11 +64,11 @@ def read_warehouse(
     return model.Warehouse(accounts, audits, notices)
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+def _rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
     return con.execute(sql, list(params)).fetchall()
 
 
-def _accounts(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
+def _accounts(con: ReadConnection, tables: set[str]) -> list[str]:
     sources = [
         t
         for t in (
@@ -88,7 +87,7 @@ def _accounts(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[str]:
 
 
 def _account(
-    con: duckdb.DuckDBPyConnection, tables: set[str], name: str, requested: date | None
+    con: ReadConnection, tables: set[str], name: str, requested: date | None
 ) -> model.Account:
     notices: list[str] = []
     daily = _daily(con, tables, name)
@@ -138,12 +137,12 @@ def _account(
     )
 
 
-def _count(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> int:
+def _count(con: ReadConnection, sql: str, *params: Any) -> int:
     row = con.execute(sql, list(params)).fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def _daily(con: duckdb.DuckDBPyConnection, tables: set[str], name: str) -> pl.DataFrame:
+def _daily(con: ReadConnection, tables: set[str], name: str) -> pl.DataFrame:
     columns = ", ".join(STATEMENT_MONEY_COLUMNS)
     if "daily_balance" not in tables:
         schema = {"account": pl.Utf8, "day": pl.Date}
@@ -157,7 +156,7 @@ def _daily(con: duckdb.DuckDBPyConnection, tables: set[str], name: str) -> pl.Da
 
 
 def _as_of(
-    con: duckdb.DuckDBPyConnection,
+    con: ReadConnection,
     name: str,
     daily: pl.DataFrame,
     subscription: model.Subscription | None,
@@ -179,7 +178,7 @@ def _as_of(
 
 
 def _statements(
-    con: duckdb.DuckDBPyConnection, name: str, first: date, last: date | None
+    con: ReadConnection, name: str, first: date, last: date | None
 ) -> list[model.Statement]:
     """Every month from the first with entries to ``last``; an idle month carries the balance."""
     columns = ", ".join(STATEMENT_MONEY_COLUMNS)
@@ -211,7 +210,7 @@ def _statements(
     return out
 
 
-def _breaks(con: duckdb.DuckDBPyConnection, name: str) -> list[model.Break]:
+def _breaks(con: ReadConnection, name: str) -> list[model.Break]:
     rows = _rows(
         con,
         "SELECT kind, break_start, break_end, expected_balance, observed_balance, gap, agent_id, "
@@ -222,7 +221,7 @@ def _breaks(con: duckdb.DuckDBPyConnection, name: str) -> list[model.Break]:
     return [model.Break(*r) for r in rows]
 
 
-def _reconciliation(con: duckdb.DuckDBPyConnection, name: str) -> model.ReconciliationRun | None:
+def _reconciliation(con: ReadConnection, name: str) -> model.ReconciliationRun | None:
     rows = _rows(
         con,
         "SELECT checked_at, sign_convention, sign_inferred, pairs_explained_signed, "
@@ -244,7 +243,7 @@ def _json(text: str | None, kind: type) -> Any:
     return value if isinstance(value, kind) else None
 
 
-def _subscription(con: duckdb.DuckDBPyConnection, name: str) -> model.Subscription | None:
+def _subscription(con: ReadConnection, name: str) -> model.Subscription | None:
     rows = _rows(
         con,
         "SELECT fetched_at, plan, status, features, limits, current_period_start, "
@@ -260,7 +259,7 @@ def _subscription(con: duckdb.DuckDBPyConnection, name: str) -> model.Subscripti
     )
 
 
-def _consumption(con: duckdb.DuckDBPyConnection, name: str) -> model.ConsumptionSnapshot | None:
+def _consumption(con: ReadConnection, name: str) -> model.ConsumptionSnapshot | None:
     rows = _rows(
         con,
         "SELECT fetched_at, balance, credits_used, credits_included, period_start, period_end "
@@ -272,7 +271,7 @@ def _consumption(con: duckdb.DuckDBPyConnection, name: str) -> model.Consumption
 
 
 def _agents_in_period(
-    con: duckdb.DuckDBPyConnection,
+    con: ReadConnection,
     name: str,
     subscription: model.Subscription | None,
     consumption: model.ConsumptionSnapshot | None,
@@ -295,7 +294,7 @@ def _agents_in_period(
     return None
 
 
-def _campaign_names(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, str]:
+def _campaign_names(con: ReadConnection, name: str) -> dict[str, str]:
     try:
         rows = _rows(
             con,
@@ -303,7 +302,7 @@ def _campaign_names(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, str]
             "WHERE account = ? AND name IS NOT NULL",
             [name],
         )
-    except duckdb.Error:
+    except QueryError:
         return {}
     return {campaign_id: campaign_name for campaign_id, campaign_name in rows}
 
@@ -318,7 +317,7 @@ def _usage(rows: list[tuple]) -> dict[str | None, list[model.Usage]]:
 
 
 def _dimension(
-    con: duckdb.DuckDBPyConnection,
+    con: ReadConnection,
     name: str,
     dimension: str,
     campaign_names: dict[str, str],
@@ -365,7 +364,7 @@ def _utc(day: date) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-def _key_audit(con: duckdb.DuckDBPyConnection) -> list[model.KeyAudit]:
+def _key_audit(con: ReadConnection) -> list[model.KeyAudit]:
     rows = _rows(
         con,
         "SELECT key_name, fingerprint, last4, status, intended_scope, severity, billing_exposed, "

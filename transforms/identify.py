@@ -8,7 +8,8 @@ numbers the entries of one account and UTC day that share a fingerprint, 1..n: t
 identical entries are both kept, as ``...-1`` and ``...-2``. ``entry_id`` = fingerprint-occurrence.
 
 The fingerprint is computed here, batch by batch; the occurrence is numbered where whole days
-exist, in the landing transaction (``IDENTIFIED_SQL`` in pipelines/warehouse/writer.py). Because a
+exist, in the landing transaction, by ``IDENTIFIED_SQL`` below (run by
+pipelines/warehouse/landing.py over the staged files). Because a
 sync always replaces whole UTC days, the same day read twice (a rerun, overlapping backfills)
 yields the same ids, and the occurrence count is exact within the day.
 """
@@ -64,3 +65,16 @@ def with_fingerprint(entries: pl.DataFrame) -> pl.DataFrame:
         pl.col("created_at").dt.date().alias("entry_day"),
         pl.Series("fingerprint", list(map(_HEX, map(_BLAKE2B_128, texts))), dtype=pl.String),
     )
+
+
+# The occurrence half of the rule, as the SQL the landing transaction runs over staged Parquet
+# files ({files}: a DuckDB list of paths). Entries of one account and UTC day that share a
+# fingerprint are numbered 1..n; they are identical, so the order only makes the numbering
+# deterministic. It runs in DuckDB because it needs whole days, and a sync stages whole days only
+# as a set of files.
+IDENTIFIED_SQL = (
+    "SELECT *, fingerprint || '-' || occurrence AS entry_id FROM ("
+    "SELECT *, CAST(row_number() OVER (PARTITION BY account, entry_day, fingerprint "
+    "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence "
+    "FROM read_parquet({files}))"
+)

@@ -11,8 +11,7 @@ from pipelines.cli.progress_view import sync_progress
 from pipelines.cli.runner import RunOutcome, instance, run_job
 from pipelines.definitions import build_definitions
 from pipelines.settings import Settings, parse_day
-from pipelines.warehouse.connection import WarehouseError
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.read import WarehouseError, last_synced_day
 
 
 @dataclass
@@ -55,15 +54,12 @@ def _resume_from(settings: Settings) -> date | None:
     if not settings.warehouse.exists():
         return None
     try:
-        with Warehouse(settings.warehouse).read() as con:
-            row = con.execute(
-                "SELECT max(range_end) FROM sync_runs WHERE account = ?", [settings.account]
-            ).fetchone()
-    except (WarehouseError, Exception):  # an old or empty warehouse: sync from the start
+        last = last_synced_day(settings.warehouse, settings.account)
+    except WarehouseError:  # an unreadable warehouse: sync from the start
         return None
-    if not row or row[0] is None:
+    if last is None:
         return None
-    return max(settings.ledger_start, row[0] - timedelta(days=settings.lookback_days))
+    return max(settings.ledger_start, last - timedelta(days=settings.lookback_days))
 
 
 def check_writable(settings: Settings) -> None:

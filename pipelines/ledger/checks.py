@@ -1,8 +1,11 @@
 """Checks on the landed ledger that Dagster records with every materialization."""
 
+from pathlib import Path
+
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetKey, asset_check
 
 from pipelines.resources import PlatformApiResource, WarehouseResource
+from pipelines.warehouse.read import duplicate_entry_ids, latest_sync_counts
 
 LEDGER = AssetKey("ledger_entries")
 
@@ -16,23 +19,17 @@ LEDGER = AssetKey("ledger_entries")
 def fetched_equals_landed_plus_quarantined(
     platform_api: PlatformApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
-    with warehouse.warehouse().read() as con:
-        row = con.execute(
-            "SELECT run_id, entries_fetched, entries_landed, entries_quarantined FROM sync_runs "
-            "WHERE account = ? ORDER BY finished_at DESC LIMIT 1",
-            [platform_api.account],
-        ).fetchone()
-    if row is None:
+    counts = latest_sync_counts(Path(warehouse.path), platform_api.account)
+    if counts is None:
         return AssetCheckResult(passed=True, metadata={"note": "no sync recorded yet"})
-    run_id, fetched, landed, quarantined = row
     return AssetCheckResult(
-        passed=fetched == landed + quarantined,
+        passed=counts.fetched == counts.landed + counts.quarantined,
         severity=AssetCheckSeverity.ERROR,
         metadata={
-            "run_id": run_id,
-            "fetched": fetched,
-            "landed": landed,
-            "quarantined": quarantined,
+            "run_id": counts.run_id,
+            "fetched": counts.fetched,
+            "landed": counts.landed,
+            "quarantined": counts.quarantined,
         },
     )
 
@@ -45,12 +42,7 @@ def fetched_equals_landed_plus_quarantined(
 def entry_ids_unique(
     platform_api: PlatformApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
-    with warehouse.warehouse().read() as con:
-        row = con.execute(
-            "SELECT count(*) - count(DISTINCT entry_id) FROM ledger_entries WHERE account = ?",
-            [platform_api.account],
-        ).fetchone()
-    duplicates = int(row[0]) if row else 0
+    duplicates = duplicate_entry_ids(Path(warehouse.path), platform_api.account)
     return AssetCheckResult(
         passed=duplicates == 0,
         severity=AssetCheckSeverity.ERROR,

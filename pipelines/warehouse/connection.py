@@ -1,4 +1,7 @@
-"""Opening the warehouse: the lock, the migrations, and nothing else."""
+"""Opening the warehouse to write: the lock, the migrations, transactions.
+
+Readers open it through pipelines/warehouse/read.py instead.
+"""
 
 from __future__ import annotations
 
@@ -76,7 +79,7 @@ def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:
 DUCKDB_MEMORY_LIMIT = "512MB"
 
 
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,23 +98,11 @@ def open_for_write(
     path: Path, lock_timeout_s: float = 600.0
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
-        con = _connect(path, read_only=False)
+        con = connect(path, read_only=False)
         try:
             migrate(con)
             yield con
             con.execute("CHECKPOINT")
-        finally:
-            con.close()
-
-
-@contextmanager
-def open_for_read(path: Path, lock_timeout_s: float = 600.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    if not path.exists():
-        raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
-    with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
-        con = _connect(path, read_only=True)
-        try:
-            yield con
         finally:
             con.close()
 

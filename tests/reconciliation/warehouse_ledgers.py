@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.warehouse.read import open_read_only
 from pipelines.warehouse.writer import Warehouse
 
 FETCHED_AT = datetime(2030, 1, 1, tzinfo=UTC)
@@ -117,7 +118,7 @@ def land_snapshots(
 def derived_tables(warehouse: Warehouse, account: str, run_id: str) -> dict[str, list[Any]]:
     """Everything a reconciliation wrote for `account`, in a canonical order."""
     found: dict[str, list[Any]] = {}
-    with warehouse.read() as con:
+    with open_read_only(warehouse.path) as con:
         for table, sql in DERIVED_QUERIES.items():
             params = [account, run_id] if table == "reconciliation_runs" else [account]
             found[table] = con.execute(sql, params).fetchall()

@@ -1,0 +1,151 @@
+"""Landing a ledger sync: whole UTC days of one account, replaced in one transaction.
+
+The data to land is staged beforehand (Parquet files written during the fetch), so the exclusive
+lock is never held while the network is slow. The invariant fetched = landed + quarantined is
+checked inside the transaction: when it fails nothing is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+import duckdb
+
+from pipelines.failpoints import failpoint
+from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.rows import count
+from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
+from transforms.identify import IDENTIFIED_SQL
+
+
+@dataclass(frozen=True)
+class LedgerLanding:
+    """What one ledger sync lands: whole UTC days of one account."""
+
+    account: str
+    run_id: str
+    range_start: date
+    range_end: date
+    entry_files: Sequence[Sequence[Path]]  # staged files in groups of disjoint whole days
+    quarantine_files: Sequence[Path]
+    started_at: datetime
+    windows: int
+    pages: int
+    window_restarts: int
+    requests: int
+    retries: int
+    entries_fetched: int
+
+
+@dataclass(frozen=True)
+class LandingResult:
+    landed: int
+    quarantined: int
+    replaced: int
+    duration_s: float
+
+
+class InvariantBroken(RuntimeError):
+    """fetched != landed + quarantined: the transaction is rolled back, nothing changes."""
+
+
+# Inserted rows stay in DuckDB's buffers up to its limit until COMMIT; a backfill's landing need
+# not hold more than a few groups of them (measured at 1M entries: 45 MB less peak for 0.4 s more).
+LANDING_MEMORY_LIMIT = "256MB"
+
+
+def paths_sql(paths: Sequence[Path]) -> str:
+    """A DuckDB list literal of file paths, quoted."""
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def land_ledger(path: Path, lock_timeout_s: float, landing: LedgerLanding) -> LandingResult:
+    started = time.monotonic()
+    days = [landing.account, landing.range_start, landing.range_end]
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        con.execute(f"SET memory_limit = '{LANDING_MEMORY_LIMIT}'")
+        replaced = count(
+            con,
+            "SELECT count(*) FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
+            days,
+        )
+        for table in ("ledger_entries", "quarantine"):
+            con.execute(
+                f"DELETE FROM {table} WHERE account = ? AND entry_day BETWEEN ? AND ?", days
+            )
+        landed = _insert_entries(con, landing)
+        quarantined = _insert_quarantine(con, landing)
+        if landing.entries_fetched != landed + quarantined:
+            raise InvariantBroken(
+                f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
+                f"quarantined ({quarantined}); nothing was written"
+            )
+        _record_run(con, landing, landed, quarantined)
+        failpoint("transaction")
+    return LandingResult(landed, quarantined, replaced, time.monotonic() - started)
+
+
+def _insert_entries(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> int:
+    """One INSERT per group of staged files.
+
+    Groups hold disjoint sets of whole days, so numbering occurrences within a day never needs
+    another group's rows, and DuckDB holds one group at a time, not the range.
+    """
+    if not any(landing.entry_files):
+        return 0
+    columns = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
+    for files in landing.entry_files:
+        if files:
+            identified = IDENTIFIED_SQL.format(files=paths_sql(files))
+            con.execute(
+                f"INSERT INTO ledger_entries ({columns}) SELECT {columns} FROM ({identified})"
+            )
+    return count(
+        con,
+        "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
+        [landing.account, landing.run_id],
+    )
+
+
+def _insert_quarantine(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> int:
+    if not landing.quarantine_files:
+        return 0
+    columns = ", ".join(c.name for c in QUARANTINE.columns)
+    con.execute(
+        f"INSERT INTO quarantine ({columns}) SELECT {columns} "
+        f"FROM read_parquet({paths_sql(landing.quarantine_files)})"
+    )
+    return count(
+        con,
+        "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",
+        [landing.account, landing.run_id],
+    )
+
+
+def _record_run(
+    con: duckdb.DuckDBPyConnection, landing: LedgerLanding, landed: int, quarantined: int
+) -> None:
+    elapsed = datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
+    con.execute(
+        "INSERT INTO sync_runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            landing.account,
+            landing.run_id,
+            landing.started_at,
+            landing.range_start,
+            landing.range_end,
+            landing.windows,
+            landing.pages,
+            landing.window_restarts,
+            landing.requests,
+            landing.retries,
+            landing.entries_fetched,
+            landed,
+            quarantined,
+            elapsed.total_seconds(),
+        ],
+    )
