@@ -27,13 +27,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
+Loaded = TypeVar("Loaded")
+Checked = TypeVar("Checked")
+Figures = dict[str, float]
 
 SQL = """
 WITH chained AS (
@@ -124,20 +128,32 @@ def _rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def child_polars(parquet: Path) -> dict[str, Any]:
-    from transforms.continuity import reconcile_continuity
-
+def _timed(
+    load: Callable[[], Loaded], check: Callable[[Loaded], Checked]
+) -> tuple[Checked, Figures]:
+    """Loading is timed apart from the check, and the memory after loading noted, so what each
+    engine's check costs is not blurred by how it reads Parquet."""
     began = time.perf_counter()
-    ledger = pl.read_parquet(parquet)
+    data = load()
     loaded = time.perf_counter()
     rss_loaded = _rss_mb()
-    result = reconcile_continuity(ledger)
+    result = check(data)
     done = time.perf_counter()
-    return {
+    figures: Figures = {
         "load_s": loaded - began,
         "check_s": done - loaded,
         "rss_after_load_mb": rss_loaded,
         "peak_rss_mb": _peak_rss_mb(),
+    }
+    return result, figures
+
+
+def child_polars(parquet: Path) -> dict[str, Any]:
+    from transforms.continuity import reconcile_continuity
+
+    result, figures = _timed(lambda: pl.read_parquet(parquet), reconcile_continuity)
+    return {
+        **figures,
         "breaks": result.breaks.height,
         "searched_groups": result.searched_groups,
         "ambiguous_groups": result.ambiguous_groups,
@@ -148,19 +164,11 @@ def child_duckdb(parquet: Path) -> dict[str, Any]:
     import duckdb
 
     con = duckdb.connect()
-    began = time.perf_counter()
-    con.execute(f"CREATE TABLE ledger AS SELECT * FROM read_parquet('{parquet}')")
-    loaded = time.perf_counter()
-    rss_loaded = _rss_mb()
-    breaks = con.execute(SQL).fetchall()
-    done = time.perf_counter()
-    return {
-        "load_s": loaded - began,
-        "check_s": done - loaded,
-        "rss_after_load_mb": rss_loaded,
-        "peak_rss_mb": _peak_rss_mb(),
-        "breaks": len(breaks),
-    }
+    breaks, figures = _timed(
+        lambda: con.execute(f"CREATE TABLE ledger AS SELECT * FROM read_parquet('{parquet}')"),
+        lambda _: con.execute(SQL).fetchall(),
+    )
+    return {**figures, "breaks": len(breaks)}
 
 
 def _run_child(engine: str, parquet: Path) -> dict[str, Any]:

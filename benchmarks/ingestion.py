@@ -31,7 +31,7 @@ from typing import Any
 
 from benchmarks.peers.creditlens_sync import CreditlensRun, run_creditlens
 from benchmarks.peers.dlt_venv import ensure_dlt_python
-from benchmarks.peers.measured import ChildOverMemory, run_child
+from benchmarks.peers.measured import ChildOverMemory, ChildRun, run_child
 from benchmarks.peers.simulated_company import HISTORY_DAYS, SimulatedCompany, simulated_company
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +69,27 @@ class Measured:
     kernel_peak_rss_mb: float = 0.0  # largest single process (wait4)
     tree_peak_rss_mb: float = 0.0  # sampled sum over the process tree
     stopped: str | None = None  # killed at a bound: wall_s is then a lower bound, entries unknown
+
+    @classmethod
+    def of_run(
+        cls,
+        contender: str,
+        run: ChildRun,
+        entries: int,
+        inner_s: float | None,
+        detail: dict[str, Any],
+    ) -> Measured:
+        """A contender that ran to its end: every memory figure comes from its child process."""
+        return cls(
+            contender=contender,
+            wall_s=run.wall_s,
+            peak_rss_mb=run.peak_rss_mb,
+            kernel_peak_rss_mb=run.kernel_peak_rss_mb,
+            tree_peak_rss_mb=run.tree_peak_rss_mb,
+            entries=entries,
+            inner_s=inner_s,
+            detail=detail,
+        )
 
     @property
     def entries_per_s(self) -> float:
@@ -121,16 +142,8 @@ def run_floor(company: SimulatedCompany, level: str, round_: int, workdir: Path)
         if level.startswith("procs")
         else f"floor threads x{level}"
     )
-    return Measured(
-        contender=label,
-        wall_s=run.wall_s,
-        peak_rss_mb=run.peak_rss_mb,
-        kernel_peak_rss_mb=run.kernel_peak_rss_mb,
-        tree_peak_rss_mb=run.tree_peak_rss_mb,
-        entries=figures["entries"],
-        inner_s=figures["seconds"],
-        detail={"round": round_, "pages": figures["pages"], "bytes": figures["bytes"]},
-    )
+    detail = {"round": round_, "pages": figures["pages"], "bytes": figures["bytes"]}
+    return Measured.of_run(label, run, figures["entries"], figures["seconds"], detail)
 
 
 def run_creditlens_measured(
@@ -145,24 +158,17 @@ def run_creditlens_measured(
         workdir,
         timeout_s=SYNC_TIMEOUT_S,
     )
-    measured = Measured(
-        contender="creditlens sync",
-        wall_s=result.run.wall_s,
-        peak_rss_mb=result.run.peak_rss_mb,
-        kernel_peak_rss_mb=result.run.kernel_peak_rss_mb,
-        tree_peak_rss_mb=result.run.tree_peak_rss_mb,
-        entries=result.landed + result.quarantined,
-        inner_s=result.ledger_s,
-        detail={
-            "fetched": result.fetched,
-            "landed": result.landed,
-            "quarantined": result.quarantined,
-            "rows_in_warehouse": result.rows_in_warehouse,
-            "windows": result.windows,
-            "pages": result.pages,
-            "ledger_step_s": result.ledger_s,
-        },
-    )
+    detail = {
+        "fetched": result.fetched,
+        "landed": result.landed,
+        "quarantined": result.quarantined,
+        "rows_in_warehouse": result.rows_in_warehouse,
+        "windows": result.windows,
+        "pages": result.pages,
+        "ledger_step_s": result.ledger_s,
+    }
+    entries = result.landed + result.quarantined
+    measured = Measured.of_run("creditlens sync", result.run, entries, result.ledger_s, detail)
     return measured, result
 
 
@@ -199,16 +205,8 @@ def run_peer(
             stopped=f"stopped past {over.limit_mb:.0f} MB after {over.wall_s:.1f}s",
         )
     figures = json.loads(run.stdout.strip().splitlines()[-1])
-    return Measured(
-        contender="dlt rest_api",
-        wall_s=run.wall_s,
-        peak_rss_mb=run.peak_rss_mb,
-        kernel_peak_rss_mb=run.kernel_peak_rss_mb,
-        tree_peak_rss_mb=run.tree_peak_rss_mb,
-        entries=figures["rows"],
-        inner_s=figures["seconds"],
-        detail={"dlt_version": figures["dlt_version"], "amount_type": figures["amount_type"]},
-    )
+    detail = {"dlt_version": figures["dlt_version"], "amount_type": figures["amount_type"]}
+    return Measured.of_run("dlt rest_api", run, figures["rows"], figures["seconds"], detail)
 
 
 def measure_size(

@@ -95,7 +95,9 @@ class ReconciliationRun:
 
 
 @dataclass(frozen=True)
-class Subscription:
+class SubscriptionView:
+    """The latest /Subscription snapshot as the report shows it, not the API's own shape."""
+
     fetched_at: datetime
     plan: str | None
     status: str | None
@@ -193,7 +195,7 @@ class Account:
     statements: list[Statement]
     breaks: list[Break]
     reconciliation: ReconciliationRun | None
-    subscription: Subscription | None
+    subscription: SubscriptionView | None
     consumption: ConsumptionSnapshot | None
     dimensions: dict[str, Dimension]
     ledger_entries: int
@@ -206,7 +208,9 @@ class Account:
 
 
 @dataclass
-class Warehouse:
+class ReportData:
+    """Everything one build of the site shows, read once from the warehouse."""
+
     accounts: list[Account]
     key_audit: list[KeyAudit]
     notices: list[str] = field(default_factory=list)

@@ -42,7 +42,7 @@ class ReportError(RuntimeError):
 
 def read_warehouse(
     path: Path, account: str | None = None, month: date | None = None
-) -> model.Warehouse:
+) -> model.ReportData:
     with open_read_only(path) as con:
         tables = table_names(con)
         notices = []
@@ -61,7 +61,7 @@ def read_warehouse(
             names = [account]
         accounts = [_account(con, tables, name, month) for name in names]
         audits = _key_audit(con) if "key_audit" in tables else []
-    return model.Warehouse(accounts, audits, notices)
+    return model.ReportData(accounts, audits, notices)
 
 
 def _rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
@@ -159,7 +159,7 @@ def _as_of(
     con: ReadConnection,
     name: str,
     daily: pl.DataFrame,
-    subscription: model.Subscription | None,
+    subscription: model.SubscriptionView | None,
     consumption: model.ConsumptionSnapshot | None,
 ) -> date | None:
     """The last day the data speaks for: the last day with entries or the last fetch."""
@@ -243,7 +243,7 @@ def _json(text: str | None, kind: type) -> Any:
     return value if isinstance(value, kind) else None
 
 
-def _subscription(con: ReadConnection, name: str) -> model.Subscription | None:
+def _subscription(con: ReadConnection, name: str) -> model.SubscriptionView | None:
     rows = _rows(
         con,
         "SELECT fetched_at, plan, status, features, limits, current_period_start, "
@@ -254,7 +254,7 @@ def _subscription(con: ReadConnection, name: str) -> model.Subscription | None:
     if not rows:
         return None
     fetched, plan, status, features, limits, start, end = rows[0]
-    return model.Subscription(
+    return model.SubscriptionView(
         fetched, plan, status, _json(features, list), _json(limits, dict), start, end
     )
 
@@ -273,7 +273,7 @@ def _consumption(con: ReadConnection, name: str) -> model.ConsumptionSnapshot | 
 def _agents_in_period(
     con: ReadConnection,
     name: str,
-    subscription: model.Subscription | None,
+    subscription: model.SubscriptionView | None,
     consumption: model.ConsumptionSnapshot | None,
 ) -> int | None:
     """Distinct agents with entries in the current billing period, to set against the limit."""

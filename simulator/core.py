@@ -23,14 +23,16 @@ from simulator.profile import CompanyProfile, build_profile
 from simulator.ranges import LedgerQuery
 from simulator.scenario import Scenario
 from simulator.snapshots import (
+    BreakdownKey,
     Period,
     PeriodUsage,
+    ServedMismatch,
     breakdown_body,
     consumption_body,
     period_usage,
     served_breakdown,
 )
-from simulator.subscription import Subscription
+from simulator.subscription import SimulatedSubscription
 from simulator.timefmt import MS_PER_DAY, dt_to_ms, ms_to_dt, to_utc
 from simulator.truth import BreakdownMismatch, GroundTruth, served_entries, served_movements
 from simulator.wire import dumps, entry_encoder, envelope_extra, page_bytes
@@ -61,13 +63,13 @@ class Simulator:
         self._envelope_extra = envelope_extra(scenario.drift)
         encode = entry_encoder(self._unsigned, scenario.drift)
         self._ledgers: dict[str, CompanyLedger] = {}
-        self._subscriptions: dict[str, Subscription] = {}
+        self._subscriptions: dict[str, SimulatedSubscription] = {}
         self._profiles: dict[str, CompanyProfile] = {}
         self._usage_cache: dict[str, tuple[tuple[int, int, int], PeriodUsage]] = {}
         self._keys: dict[str, ApiKey] = {}
         companies = []
         for index, spec in enumerate(scenario.companies):
-            subscription = Subscription(spec, scenario.plans, initial_ms)
+            subscription = SimulatedSubscription(spec, scenario.plans, initial_ms)
             profile = build_profile(seed, spec)
             opening = spec.opening_balance
             if opening is None:
@@ -181,12 +183,24 @@ class Simulator:
         self._usage_cache[company] = (key, usage)
         return usage
 
+    def _usage_now(self, company: str) -> tuple[int, Period, PeriodUsage]:
+        """The clock's now, its billing period and the usage so far. The caller holds the lock,
+        so the three speak of one instant even while a test thread moves the clock."""
+        now_ms = self.clock.now_ms
+        self._ensure(now_ms)
+        period = Period.containing(now_ms)
+        return now_ms, period, self._usage(company, period, now_ms)
+
+    def _served_breakdown(
+        self, company: str, usage: PeriodUsage
+    ) -> tuple[list[tuple[BreakdownKey, Decimal]], list[ServedMismatch]]:
+        """What /Consumption/breakdown serves, and which of the scenario's mismatches it carries."""
+        mismatches = list(self.scenario.company(company).breakdown_mismatches)
+        return served_breakdown(usage.breakdown, mismatches)
+
     def consumption(self, company: str) -> dict[str, Any]:
         with self._lock:
-            now_ms = self.clock.now_ms
-            self._ensure(now_ms)
-            period = Period.containing(now_ms)
-            usage = self._usage(company, period, now_ms)
+            now_ms, period, usage = self._usage_now(company)
             return consumption_body(
                 units_to_decimal(self._ledgers[company].balance_at(now_ms)),
                 units_to_decimal(usage.credits_used),
@@ -199,13 +213,8 @@ class Simulator:
 
     def breakdown(self, company: str) -> dict[str, Any]:
         with self._lock:
-            now_ms = self.clock.now_ms
-            self._ensure(now_ms)
-            period = Period.containing(now_ms)
-            usage = self._usage(company, period, now_ms)
-            items, _ = served_breakdown(
-                usage.breakdown, list(self.scenario.company(company).breakdown_mismatches)
-            )
+            _, period, usage = self._usage_now(company)
+            items, _ = self._served_breakdown(company, usage)
             return breakdown_body(items, period, self.scenario.drift.extra_envelope_fields)
 
     def subscription(self, company: str) -> dict[str, Any]:
@@ -234,15 +243,10 @@ class Simulator:
 
     def truth(self, company: str) -> GroundTruth:
         with self._lock:
-            now_ms = self.clock.now_ms
-            self._ensure(now_ms)
             ledger = self._ledger(company)
+            now_ms, period, usage = self._usage_now(company)
             k = ledger.served_count(now_ms)
-            period = Period.containing(now_ms)
-            usage = self._usage(company, period, now_ms)
-            _, applied = served_breakdown(
-                usage.breakdown, list(self.scenario.company(company).breakdown_mismatches)
-            )
+            _, applied = self._served_breakdown(company, usage)
             return GroundTruth(
                 company=company,
                 now=ms_to_dt(now_ms),

@@ -9,8 +9,10 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, get_args
+
+from pydantic import Field
 
 from simulator.scenario import FaultKind, FaultsConfig, FaultSpec
 
@@ -19,9 +21,10 @@ FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 Matcher = Callable[[Mapping[str, str]], bool]
 
 
-@dataclass
-class Fault:
-    """One fault. `path` limits it to one endpoint, `match` to requests whose query it accepts.
+class Fault(FaultSpec):
+    """One fault: what a scenario file can script, plus `match`, which only code can give.
+
+    `path` limits it to one endpoint, `match` to requests whose query it accepts.
 
     kinds: "429" (Retry-After: retry_after), "500"/"502"/"503" (problem details), "timeout"
     (answer normally after `delay` seconds), "reset" (close the connection without a response),
@@ -31,19 +34,14 @@ class Fault:
     answered), "body" (answer `status` with `body`: bytes/str as is, anything else as JSON).
     """
 
-    kind: str
-    path: str | None = None
-    retry_after: int = 1
-    delay: float = 5.0
-    status: int = 200
-    body: Any = None
-    content_type: str = "application/json"
-    drift_entries: int = 1
-    match: Matcher | None = field(default=None, repr=False)
+    match: Matcher | None = Field(default=None, repr=False, exclude=True)
 
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; kinds: {', '.join(FAULT_KINDS)}")
+    def __init__(self, kind: str, **fields: Any) -> None:
+        """`Fault("429", retry_after=2)`: the kind comes first and is checked by name here, so a
+        typo fails with the list of kinds rather than a validation dump."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; kinds: {', '.join(FAULT_KINDS)}")
+        super().__init__(kind=kind, **fields)
 
     def applies(self, path: str, query: Mapping[str, str]) -> bool:
         if self.path is not None and self.path != path:

@@ -12,7 +12,7 @@ import random
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from simulator.days import Planned, day_rng, plan_day
 from simulator.money import SCALE, decimal_to_units
@@ -61,40 +61,40 @@ def pending_from_spec(
     return PendingMovement(amount, after_ms=initial_now_ms)
 
 
+@dataclass(eq=False, repr=False)
 class CompanyLedger:
-    def __init__(
-        self,
-        seed: int,
-        spec: CompanySpec,
-        profile: CompanyProfile,
-        encode: EntryEncoder,
-        unsigned: bool,
-        first_day: int,
-        opening: int,
-        grant_for_day: Callable[[int], int | None],
-        threshold_for_day: Callable[[int], int],
-        pending: list[PendingMovement],
-    ) -> None:
-        self.seed = seed
-        self.spec = spec
-        self.profile = profile
-        self.encode = encode
-        self.unsigned = unsigned
-        self.first_day = first_day
-        self.opening = opening
-        self._grant_for_day = grant_for_day
-        self._threshold_for_day = threshold_for_day
-        self.pending = pending
-        self.movements: list[Movement] = []
-        self.ts = array("q")
-        self.amount = array("q")
-        self.balance = array("q")
-        self.meta: list[tuple[str, str | None, bool, str | None, str | None, str | None]] = []
-        self.blobs: list[bytes] = []
-        self.running = opening
-        self.next_day = first_day
-        self.tie_groups = 0
-        self.version = 0
+    """What a company's ledger is generated from, then the ledger itself as it grows.
+
+    The arrays hold one item per entry in createdAt order; `running` is the balance after the
+    last generated entry and `next_day` the first UTC day not generated yet.
+    """
+
+    seed: int
+    spec: CompanySpec
+    profile: CompanyProfile
+    encode: EntryEncoder
+    unsigned: bool
+    first_day: int
+    opening: int
+    grant_for_day: Callable[[int], int | None]
+    threshold_for_day: Callable[[int], int]
+    pending: list[PendingMovement]
+    movements: list[Movement] = field(default_factory=list, init=False)
+    ts: array[int] = field(default_factory=lambda: array("q"), init=False)
+    amount: array[int] = field(default_factory=lambda: array("q"), init=False)
+    balance: array[int] = field(default_factory=lambda: array("q"), init=False)
+    meta: list[tuple[str, str | None, bool, str | None, str | None, str | None]] = field(
+        default_factory=list, init=False
+    )
+    blobs: list[bytes] = field(default_factory=list, init=False)
+    running: int = field(init=False)
+    next_day: int = field(init=False)
+    tie_groups: int = field(default=0, init=False)
+    version: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.running = self.opening
+        self.next_day = self.first_day
 
     # generation -------------------------------------------------------------------------
 
@@ -103,8 +103,8 @@ class CompanyLedger:
         while self.next_day <= last_day:
             day = self.next_day
             rng = day_rng(self.seed, self.spec.name, day)
-            planned = plan_day(rng, day, self.spec, self.profile, self._grant_for_day(day))
-            self._settle_day(rng, planned, self._threshold_for_day(day))
+            planned = plan_day(rng, day, self.spec, self.profile, self.grant_for_day(day))
+            self._settle_day(rng, planned, self.threshold_for_day(day))
             self.next_day += 1
         self.version += 1
 

@@ -54,6 +54,22 @@ def _range_parameter(name: str, range_format: str, which: str) -> dict[str, Any]
     }
 
 
+def _page_parameter(name: str, maximum: int, default: int) -> dict[str, Any]:
+    """Paging is optional and bounded; the bounds are the ones ranges.py enforces."""
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": maximum,
+            "default": default,
+        },
+    }
+
+
 def openapi_document(scenario: Scenario) -> dict[str, Any]:
     start, end = scenario.range_params
     money = {"type": "number"}
@@ -185,30 +201,8 @@ def openapi_document(scenario: Scenario) -> dict[str, Any]:
                     "parameters": [
                         _range_parameter(start, scenario.range_format, "start"),
                         _range_parameter(end, scenario.range_format, "end"),
-                        {
-                            "name": "pageNumber",
-                            "in": "query",
-                            "required": False,
-                            "schema": {
-                                "type": "integer",
-                                "format": "int32",
-                                "minimum": 1,
-                                "maximum": MAX_PAGE_NUMBER,
-                                "default": 1,
-                            },
-                        },
-                        {
-                            "name": "pageSize",
-                            "in": "query",
-                            "required": False,
-                            "schema": {
-                                "type": "integer",
-                                "format": "int32",
-                                "minimum": 1,
-                                "maximum": MAX_PAGE_SIZE,
-                                "default": DEFAULT_PAGE_SIZE,
-                            },
-                        },
+                        _page_parameter("pageNumber", MAX_PAGE_NUMBER, 1),
+                        _page_parameter("pageSize", MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE),
                     ],
                     "responses": {
                         "200": _ok("LedgerPage", "A page of ledger entries."),

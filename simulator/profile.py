@@ -9,6 +9,7 @@ import hashlib
 import random
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import NamedTuple
 
 from simulator.scenario import CompanySpec
 
@@ -31,10 +32,14 @@ _CAMPAIGN_NAMES = [
 _CHANNEL_WEIGHT = {"Phone": 9.0, "Chat": 6.0, "SMS": 2.0, "WhatsApp": 2.0, "Email": 1.0}
 
 
-@dataclass(frozen=True)
-class Campaign:
+class Campaign(NamedTuple):
+    """A campaign as drawn once per profile. `weight` is its share of the company's
+    conversations relative to the other campaigns; `channel_cum` the cumulative weights of its
+    channels."""
+
     id: str
     name: str
+    weight: float
     agents: tuple[str, ...]
     channels: tuple[str, ...]
     channel_cum: tuple[float, ...]
@@ -74,7 +79,6 @@ def build_profile(seed: int, spec: CompanySpec) -> CompanyProfile:
     count = len(spec.campaign_names) if spec.campaign_names else spec.campaigns
     campaign_ids = _ids(rng, "cmp", count)
     campaigns = []
-    weights = []
     for index, campaign_id in enumerate(campaign_ids):
         if spec.campaign_names:
             name = spec.campaign_names[index]
@@ -86,17 +90,17 @@ def build_profile(seed: int, spec: CompanySpec) -> CompanyProfile:
         k = min(len(spec.channels), rng.randint(1, 3))
         channels = sorted(rng.sample(spec.channels, k=k), key=spec.channels.index)
         cum = tuple(accumulate(_CHANNEL_WEIGHT.get(c, 1.0) for c in channels))
-        campaigns.append(Campaign(campaign_id, name, tuple(team), tuple(channels), cum))
-        weights.append(rng.uniform(0.3, 3.0))
+        weight = rng.uniform(0.3, 3.0)
+        campaigns.append(Campaign(campaign_id, name, weight, tuple(team), tuple(channels), cum))
     combos: list[tuple[str, str, str]] = []
     combo_weights: list[float] = []
-    for campaign, weight in zip(campaigns, weights, strict=True):
+    for campaign in campaigns:
         channel_total = campaign.channel_cum[-1]
         for channel in campaign.channels:
             share = _CHANNEL_WEIGHT.get(channel, 1.0) / channel_total
             for agent in campaign.agents:
                 combos.append((channel, agent, campaign.id))
-                combo_weights.append(weight * share / len(campaign.agents))
+                combo_weights.append(campaign.weight * share / len(campaign.agents))
     return CompanyProfile(
         name=spec.name,
         agents=tuple(agents),

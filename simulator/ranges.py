@@ -44,24 +44,31 @@ class QueryError(Exception):
         return f"{param}: {rules[0]}"
 
 
-def _parse_date(value: str) -> date | None:
+def _day_bound(value: str) -> int | None:
+    """A YYYY-MM-DD date as its UTC day number; None when it is not one."""
     if not _DATE.fullmatch(value):
         return None
     try:
-        return date.fromisoformat(value)
+        return day_number(date.fromisoformat(value))
     except ValueError:
         return None
 
 
-def _parse_datetime(value: str) -> datetime | None:
-    """Any ISO 8601 / RFC 3339 date-time with an offset (lowercase t/z and a space allowed)."""
+def _instant_bound(value: str) -> int | None:
+    """Any ISO 8601 / RFC 3339 date-time with an offset (lowercase t/z and a space allowed), as
+    microseconds since the epoch; None when it is not one."""
     if not value.isascii():
         return None
     try:
         parsed = datetime.fromisoformat(value.upper())
     except ValueError:
         return None
-    return parsed if parsed.tzinfo is not None else None
+    return dt_to_us(parsed) if parsed.tzinfo is not None else None
+
+
+# Per range format: how a bound is read, and the rule a bound that does not read breaks.
+_DAY_BOUNDS = (_day_bound, "must be an ISO 8601 date (YYYY-MM-DD)")
+_INSTANT_BOUNDS = (_instant_bound, "must be an ISO 8601 date-time with a UTC offset or Z")
 
 
 def _parse_int(
@@ -88,27 +95,14 @@ def parse_ledger_query(
 ) -> LedgerQuery:
     error = QueryError()
     start_name, end_name = names
+    parse_bound, bound_rule = _DAY_BOUNDS if range_format == "date" else _INSTANT_BOUNDS
     bounds: list[int | None] = []
     for name in names:
         raw = params.get(name)
-        if raw is None or raw == "":
-            error.add(name, "is required")
-            bounds.append(None)
-            continue
-        if range_format == "date":
-            day = _parse_date(raw)
-            if day is None:
-                error.add(name, "must be an ISO 8601 date (YYYY-MM-DD)")
-                bounds.append(None)
-            else:
-                bounds.append(day_number(day))
-        else:
-            moment = _parse_datetime(raw)
-            if moment is None:
-                error.add(name, "must be an ISO 8601 date-time with a UTC offset or Z")
-                bounds.append(None)
-            else:
-                bounds.append(dt_to_us(moment))
+        bound = parse_bound(raw) if raw else None
+        if bound is None:
+            error.add(name, bound_rule if raw else "is required")
+        bounds.append(bound)
     start, end = bounds
     if start is not None and end is not None:
         if end < start:

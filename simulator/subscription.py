@@ -22,7 +22,9 @@ from simulator.timefmt import (
 _NO_GRANT_STATUSES = {"cancelled", "canceled", "suspended", "expired"}
 
 
-class Subscription:
+class SimulatedSubscription:
+    """The plan and status in force at each instant, from the scenario's changes."""
+
     def __init__(self, spec: CompanySpec, plans: dict[str, PlanSpec], initial_now_ms: int) -> None:
         self.plans = plans
         changes = []

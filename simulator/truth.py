@@ -17,37 +17,9 @@ from simulator.timefmt import day_start_ms, ms_to_dt, ms_to_text
 
 
 @dataclass(frozen=True)
-class HiddenMovement:
-    """A balance change with no entry, as observable: between `position` and the next entry.
-
-    expected = balanceAfter before the gap + the next entry's signed amount (or, at the end, the
-    last balanceAfter); observed = the next entry's balanceAfter (or the /Consumption balance).
-    """
-
-    position: int
-    before_created_at: datetime | None
-    after_created_at: datetime | None
-    expected_balance: Decimal
-    observed_balance: Decimal
-    gap: Decimal
-
-    @property
-    def at_end(self) -> bool:
-        return self.after_created_at is None
-
-
-@dataclass(frozen=True)
-class BreakdownMismatch:
-    agent_id: str | None
-    campaign_id: str | None
-    channel: str | None
-    expected: Decimal
-    served: Decimal
-    delta: Decimal
-
-
-@dataclass(frozen=True)
 class GroundTruth:
+    """A company as served up to the clock's now, and what it hid; its parts follow it."""
+
     company: str
     now: datetime
     entries: list[dict[str, Any]]
@@ -69,6 +41,36 @@ class GroundTruth:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.entries)
+
+
+@dataclass(frozen=True)
+class BreakdownMismatch:
+    agent_id: str | None
+    campaign_id: str | None
+    channel: str | None
+    expected: Decimal
+    served: Decimal
+    delta: Decimal
+
+
+@dataclass(frozen=True)
+class HiddenMovement:
+    """A balance change with no entry, as observable: between `position` and the next entry.
+
+    expected = balanceAfter before the gap + the next entry's signed amount (or, at the end, the
+    last balanceAfter); observed = the next entry's balanceAfter (or the /Consumption balance).
+    """
+
+    position: int
+    before_created_at: datetime | None
+    after_created_at: datetime | None
+    expected_balance: Decimal
+    observed_balance: Decimal
+    gap: Decimal
+
+    @property
+    def at_end(self) -> bool:
+        return self.after_created_at is None
 
 
 def served_entries(

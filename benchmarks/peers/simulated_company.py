@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -31,8 +32,9 @@ COMPANY = "acme"
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
+    """An inclusive range of UTC days, written ``first..last`` as the contenders' --window."""
+
     first: date
     last: date
 

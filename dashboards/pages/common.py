@@ -1,11 +1,13 @@
-"""What the account pages share: their breadcrumbs and how they name dimension values."""
+"""What the pages share: how a page becomes a file, their breadcrumbs, how they name things."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from dashboards import paths
+from dashboards.markup import page
 from dashboards.model import DIMENSION_NAMES
 
 TITLES = {"agent_id": "Agents", "campaign_id": "Campaigns", "channel": "Channels"}
@@ -19,8 +21,26 @@ class File:
     content: str
 
 
+SITE_CRUMBS: tuple[tuple[str, str], ...] = (("All accounts", paths.SITE_INDEX),)
+
+
+def page_file(
+    path: str,
+    title: str,
+    body: Sequence[str],
+    *,
+    account: str | None,
+    crumbs: Sequence[tuple[str, str]],
+    charts: bool = False,
+    sortable: bool = False,
+) -> File:
+    """A page's links to its assets are relative to where it is written, so the page is rendered
+    for the very path its file goes to: one argument, no chance of the two disagreeing."""
+    return File(path, page(path, title, account, crumbs, body, charts=charts, sortable=sortable))
+
+
 def account_crumbs(account: str) -> list[tuple[str, str]]:
-    return [("All accounts", paths.SITE_INDEX), (account, paths.overview(account))]
+    return [*SITE_CRUMBS, (account, paths.overview(account))]
 
 
 def dimension_crumbs(account: str, dimension: str) -> list[tuple[str, str]]:

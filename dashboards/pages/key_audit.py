@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dashboards import paths
-from dashboards.markup import Column, number_cell, page, para, table, text_cell
+from dashboards.markup import para
 from dashboards.model import KeyAudit
-from dashboards.pages.common import File, when
+from dashboards.pages.common import SITE_CRUMBS, File, page_file, when
+from dashboards.tables import Column, number_cell, table, text_cell
 
 
 def key_audit_file(audits: list[KeyAudit]) -> File:
@@ -57,14 +58,4 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
             ],
         ),
     ]
-    return File(
-        path,
-        page(
-            path=path,
-            title="API key audit",
-            account=None,
-            breadcrumbs=[("All accounts", paths.SITE_INDEX)],
-            body=body,
-            sortable=True,
-        ),
-    )
+    return page_file(path, "API key audit", body, account=None, crumbs=SITE_CRUMBS, sortable=True)

@@ -9,24 +9,19 @@ from typing import Any
 import polars as pl
 
 from dashboards import figures, paths
-from dashboards.markup import (
+from dashboards.markup import Html, esc, facts, link, para, section
+from dashboards.model import DIMENSIONS, Account
+from dashboards.money import money_text, percent_text, percent_value
+from dashboards.pages.common import SITE_CRUMBS, TITLES, File, month_label, page_file, when
+from dashboards.tables import (
     Column,
-    Html,
-    esc,
-    facts,
-    link,
     link_cell,
     money_cell,
     number_cell,
-    page,
-    para,
-    section,
+    numeric_columns,
     table,
     text_cell,
 )
-from dashboards.model import DIMENSIONS, Account
-from dashboards.money import money_text, percent_text, percent_value
-from dashboards.pages.common import TITLES, File, month_label, when
 from transforms.aggregate import burn_rate, runway
 
 LOOKBACK_DAYS = 28
@@ -47,17 +42,8 @@ def overview_file(account: Account, key_audit: bool) -> File:
         body.append(para("No reconciled ledger days yet: run `creditlens sync`.", "empty"))
     body.append(section("Plan limits and usage", *_limits(account)))
     body.append(section("Monthly statements", _statements(account, here)))
-    return File(
-        path,
-        page(
-            path=path,
-            title="Overview",
-            account=account.name,
-            breadcrumbs=[("All accounts", paths.SITE_INDEX)],
-            body=body,
-            charts=True,
-            sortable=True,
-        ),
+    return page_file(
+        path, "Overview", body, account=account.name, crumbs=SITE_CRUMBS, charts=True, sortable=True
     )
 
 
@@ -313,9 +299,7 @@ def _limits(account: Account) -> list[Html]:
             "Limits of the current plan",
             [
                 Column("Limit"),
-                Column("Value", numeric=True),
-                Column("Used", numeric=True),
-                Column("% used", numeric=True),
+                *numeric_columns("Value", "Used", "% used"),
                 Column("Measured by"),
             ],
             table_rows,
@@ -342,11 +326,7 @@ def _statements(account: Account, here: str) -> Html:
         "Every month (click a month for its statement and CSV)",
         [
             Column("Month"),
-            Column("Opening", numeric=True),
-            Column("Debits", numeric=True),
-            Column("Hidden movements", numeric=True),
-            Column("Closing", numeric=True),
-            Column("Entries", numeric=True),
+            *numeric_columns("Opening", "Debits", "Hidden movements", "Closing", "Entries"),
         ],
         [
             [

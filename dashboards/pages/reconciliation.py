@@ -5,20 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 from dashboards import paths
-from dashboards.markup import (
-    Column,
-    Html,
-    facts,
-    money_cell,
-    page,
-    para,
-    section,
-    table,
-    text_cell,
-)
+from dashboards.markup import Html, facts, para, section
 from dashboards.model import Account, ReconciliationRun
 from dashboards.money import money_text
-from dashboards.pages.common import File, account_crumbs, when
+from dashboards.pages.common import File, account_crumbs, page_file, when
+from dashboards.tables import Column, money_cell, numeric_columns, table, text_cell
 
 KIND_MEANING = {
     "continuity": "a hidden movement between two consecutive entries",
@@ -74,9 +65,7 @@ def reconciliation_file(account: Account) -> File:
                     Column("Kind"),
                     Column("From (break_start)"),
                     Column("To (break_end)"),
-                    Column("Expected", numeric=True),
-                    Column("Observed", numeric=True),
-                    Column("Gap", numeric=True),
+                    *numeric_columns("Expected", "Observed", "Gap"),
                     Column("Agent / campaign / channel"),
                     Column("Order certain"),
                     Column("Detail"),
@@ -104,16 +93,9 @@ def reconciliation_file(account: Account) -> File:
             _kinds(),
         )
     )
-    return File(
-        path,
-        page(
-            path=path,
-            title="Reconciliation",
-            account=account.name,
-            breadcrumbs=account_crumbs(account.name),
-            body=body,
-            sortable=True,
-        ),
+    crumbs = account_crumbs(account.name)
+    return page_file(
+        path, "Reconciliation", body, account=account.name, crumbs=crumbs, sortable=True
     )
 
 

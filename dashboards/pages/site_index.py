@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 from dashboards import paths
-from dashboards.markup import (
-    Column,
-    Html,
-    link,
-    link_cell,
-    money_cell,
-    number_cell,
-    page,
-    para,
-    section,
-    table,
-    text_cell,
-)
-from dashboards.model import Warehouse
-from dashboards.pages.common import File, month_label, when
+from dashboards.markup import Html, link, para, section
+from dashboards.model import ReportData
+from dashboards.pages.common import File, month_label, page_file, when
 from dashboards.pages.overview import latest_balance, runway_text
+from dashboards.tables import Column, link_cell, money_cell, number_cell, table, text_cell
 
 
-def site_index_file(data: Warehouse) -> File:
+def site_index_file(data: ReportData) -> File:
     path = paths.SITE_INDEX
     body: list[Html] = [para(n, "warn") for n in data.notices]
     if not data.accounts:
@@ -72,14 +61,4 @@ def site_index_file(data: Warehouse) -> File:
                 Html(f"<p>{link(paths.KEY_AUDIT, 'API key audit')} (all keys, every account)</p>"),
             )
         )
-    return File(
-        path,
-        page(
-            path=path,
-            title="Credit reports",
-            account=None,
-            breadcrumbs=[],
-            body=body,
-            sortable=True,
-        ),
-    )
+    return page_file(path, "Credit reports", body, account=None, crumbs=[], sortable=True)

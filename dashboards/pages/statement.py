@@ -7,20 +7,11 @@ import io
 from datetime import date
 
 from dashboards import figures, paths
-from dashboards.markup import (
-    Column,
-    Html,
-    link,
-    money_cell,
-    page,
-    para,
-    section,
-    table,
-    text_cell,
-)
+from dashboards.markup import Html, link, para, section
 from dashboards.model import MOVEMENTS, STATEMENT_LINES, Account, Statement
 from dashboards.money import decimal_text, money_text
-from dashboards.pages.common import File, account_crumbs, month_label, when
+from dashboards.pages.common import File, account_crumbs, month_label, page_file, when
+from dashboards.tables import Column, money_cell, table, text_cell
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 CSV_COLUMNS = ("account", "month", *STATEMENT_MONEY_COLUMNS, "entries", "complete_month")
@@ -170,14 +161,5 @@ def _page(
             ),
         ),
     ]
-    return File(
-        path,
-        page(
-            path=path,
-            title=title,
-            account=account.name,
-            breadcrumbs=account_crumbs(account.name),
-            body=body,
-            charts=True,
-        ),
-    )
+    crumbs = account_crumbs(account.name)
+    return page_file(path, title, body, account=account.name, crumbs=crumbs, charts=True)

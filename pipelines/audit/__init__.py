@@ -6,8 +6,8 @@ really read, where copies of it lie, and says what to rotate or restrict.
 """
 
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
-from pipelines.audit.fingerprint import fingerprint, last4, load_secret
 from pipelines.audit.inventory import InventoryError, load_inventory
+from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
 from pipelines.audit.report import (
     AuditReport,
     EndpointResult,
@@ -36,7 +36,7 @@ __all__ = [
     "ScanPathError",
     "Severity",
     "exit_code",
-    "fingerprint",
+    "key_fingerprint",
     "last4",
     "load_inventory",
     "load_secret",

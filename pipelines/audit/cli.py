@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from pipelines.api.errors import ConfigurationError
-from pipelines.audit.fingerprint import AuditSecretError
 from pipelines.audit.inventory import InventoryError
+from pipelines.audit.key_fingerprint import AuditSecretError
 from pipelines.audit.report import AuditReport, KeyStatus, exit_code, to_json
 from pipelines.audit.run import run_audit
 from pipelines.audit.sarif import to_sarif

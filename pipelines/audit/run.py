@@ -21,7 +21,6 @@ from pipelines.api.redact import Redactor, needles
 from pipelines.api.settings import ENV
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
-from pipelines.audit.fingerprint import fingerprint, last4, load_secret
 from pipelines.audit.inventory import (
     KeyEntry,
     KeyUnavailable,
@@ -29,6 +28,7 @@ from pipelines.audit.inventory import (
     load_inventory,
     resolve_key,
 )
+from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
 from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
 from pipelines.audit.scan import DEFAULT_MAX_FILE_BYTES, check_roots, place_covers, scan
@@ -87,7 +87,7 @@ def run_audit(
         log.info(
             "audited key %s (%s): %s",
             redactor.scrub(entry.name),
-            fingerprint(keys[entry.name], secret),
+            key_fingerprint(keys[entry.name], secret),
             ", ".join(f"{r.endpoint}={r.outcome.value}" for r in results),
         )
         return results
@@ -95,7 +95,7 @@ def run_audit(
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(inventory.keys)))) as pool:
         probed = dict(zip(inventory.keys, pool.map(probe, inventory.keys), strict=True))
 
-    ids = {name: (fingerprint(k, secret), last4(k)) for name, k in keys.items()}
+    ids = {name: (key_fingerprint(k, secret), last4(k)) for name, k in keys.items()}
     hits_by_key: dict[str, list[ScanHit]] = {}
     scan_stats = None
     if roots:

@@ -14,9 +14,9 @@ import typer
 from typer.testing import CliRunner
 
 from pipelines.api.redact import needles
-from pipelines.audit import fingerprint, run_audit
+from pipelines.audit import key_fingerprint, run_audit
 from pipelines.audit.cli import audit
-from pipelines.audit.fingerprint import SECRET_ENV
+from pipelines.audit.key_fingerprint import SECRET_ENV
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
 
@@ -68,7 +68,7 @@ def test_scan_finds_every_spelling_and_unlisted_places(estate: dict, server: Ser
         ("old.env", "old", "plain", False),
     }
     curl = next(h for h in report.scan_hits if h.path.endswith("curl.md"))
-    assert (curl.line, curl.fingerprint) == (3, fingerprint(estate["env"]["SYNC"], SECRET))
+    assert (curl.line, curl.fingerprint) == (3, key_fingerprint(estate["env"]["SYNC"], SECRET))
     by = {k.name: k for k in report.keys}
     unlisted = {
         f.locations[0].path.split("/")[-1]: f.severity.value
@@ -106,7 +106,7 @@ def test_cli_exit_codes_outputs_and_no_key_anywhere(
     result = CliRunner().invoke(command(), args, env=env)
     assert result.exit_code == 1, result.output
     for key in estate["keys"]:
-        assert fingerprint(key, SECRET) in result.output
+        assert key_fingerprint(key, SECRET) in result.output
     assert "CLA001" in result.output and "scanned 4 file(s)" in result.output
     sarif = json.loads(sarif_out.read_text())
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"CLA001", "CLA003"}

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 from dagster import DagsterInstance
 
-from pipelines.audit.fingerprint import SECRET_ENV
+from pipelines.audit.key_fingerprint import SECRET_ENV
 from pipelines.cli.runner import run_job
 from pipelines.definitions import build_definitions
 from pipelines.settings import Settings

@@ -1,21 +1,21 @@
-"""Fingerprints: stable per installation, useless without its secret."""
+"""Key fingerprints: stable per installation, useless without its secret."""
 
 from __future__ import annotations
 
 import stat
 from pathlib import Path
 
-from pipelines.audit.fingerprint import SECRET_ENV, fingerprint, last4, load_secret
+from pipelines.audit.key_fingerprint import SECRET_ENV, key_fingerprint, last4, load_secret
 
 KEY = "sk_live_4f9c2a7e1b3d5f6a8c0e2b4d6f8a1c3e"
 
 
-def test_fingerprint_is_short_hex_stable_and_depends_on_the_secret() -> None:
-    one = fingerprint(KEY, b"install-1")
+def test_key_fingerprint_is_short_hex_stable_and_depends_on_the_secret() -> None:
+    one = key_fingerprint(KEY, b"install-1")
     assert len(one) == 16 and int(one, 16) >= 0
-    assert one == fingerprint(KEY, b"install-1")
-    assert one != fingerprint(KEY, b"install-2")
-    assert one != fingerprint(KEY + "x", b"install-1")
+    assert one == key_fingerprint(KEY, b"install-1")
+    assert one != key_fingerprint(KEY, b"install-2")
+    assert one != key_fingerprint(KEY + "x", b"install-1")
 
 
 def test_last4_only_for_keys_long_enough() -> None:

@@ -1,4 +1,4 @@
-"""Naming a key without revealing it.
+"""Naming a key without revealing it: its key fingerprint.
 
 A keyed hash (HMAC-SHA256 with a per-installation secret) rather than a plain hash: API keys
 are short enough that a plain hash published in a report or a SARIF upload could be matched
@@ -21,7 +21,7 @@ SECRET_ENV = "CREDITLENS_AUDIT_SECRET"
 STATE_DIR_ENV = "CREDITLENS_AUDIT_STATE_DIR"
 DEFAULT_STATE_DIR = Path("~/.creditlens")
 SECRET_FILE_NAME = "audit-secret"
-FINGERPRINT_HEX_CHARS = 16
+KEY_FINGERPRINT_HEX_CHARS = 16
 # Below this length the last four characters are too large a share of the key to show.
 MIN_LENGTH_FOR_LAST4 = 12
 
@@ -30,10 +30,10 @@ class AuditSecretError(Exception):
     """The per-installation secret cannot be read or created."""
 
 
-def fingerprint(key: str, secret: bytes) -> str:
+def key_fingerprint(key: str, secret: bytes) -> str:
     """Short stable id of a key for this installation (16 hex chars = 64 bits)."""
     digest = hmac.new(secret, key.encode("utf-8"), hashlib.sha256).hexdigest()
-    return digest[:FINGERPRINT_HEX_CHARS]
+    return digest[:KEY_FINGERPRINT_HEX_CHARS]
 
 
 def last4(key: str) -> str:
