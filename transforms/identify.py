@@ -7,11 +7,11 @@ excluded so that a field the platform adds later does not change identities). ``
 numbers the entries of one account and UTC day that share a fingerprint, 1..n: two genuinely
 identical entries are both kept, as ``...-1`` and ``...-2``. ``entry_id`` = fingerprint-occurrence.
 
-The fingerprint is computed here, batch by batch; the occurrence is numbered where whole days
-exist, in the landing transaction, by ``IDENTIFIED_SQL`` below (run by
-pipelines/warehouse/landing.py over the staged files). Because a
-sync always replaces whole UTC days, the same day read twice (a rerun, overlapping backfills)
-yields the same ids, and the occurrence count is exact within the day.
+Both halves of the rule live here. The fingerprint is computed batch by batch; the occurrence is
+numbered where whole days exist, in the landing transaction, by the SQL ``identified_sql`` builds
+(pipelines/warehouse/landing.py runs it over the staged files). Because a sync always replaces
+whole UTC days, the same day read twice (a rerun, overlapping backfills) yields the same ids, and
+the occurrence count is exact within the day.
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ import polars as pl
 NULL = "\u2400"  # SYMBOL FOR NULL: cannot be confused with an empty string
 SEP = "\u241f"  # SYMBOL FOR UNIT SEPARATOR
 
-_CANONICAL_PARTS = [
+# The rule itself, spelled here rather than derived from the entry's declared fields: entry_id is
+# a public key, so a field added to the API must not change every identity silently. A test holds
+# this list to the declared fields, so such a change is a decision, made here.
+CANONICAL_FIELDS = (
     "account",
     "created_at",
     "entry_type",
@@ -36,12 +39,12 @@ _CANONICAL_PARTS = [
     "agent_id",
     "campaign_id",
     "balance_after",
-]
+)
 
 
 def canonical_text() -> pl.Expr:
     parts = []
-    for name in _CANONICAL_PARTS:
+    for name in CANONICAL_FIELDS:
         col = pl.col(name)
         if name == "created_at":
             col = col.dt.epoch("us")
@@ -67,14 +70,17 @@ def with_fingerprint(entries: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# The occurrence half of the rule, as the SQL the landing transaction runs over staged Parquet
-# files ({files}: a DuckDB list of paths). Entries of one account and UTC day that share a
-# fingerprint are numbered 1..n; they are identical, so the order only makes the numbering
-# deterministic. It runs in DuckDB because it needs whole days, and a sync stages whole days only
-# as a set of files.
-IDENTIFIED_SQL = (
-    "SELECT *, fingerprint || '-' || occurrence AS entry_id FROM ("
-    "SELECT *, CAST(row_number() OVER (PARTITION BY account, entry_day, fingerprint "
-    "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence "
-    "FROM read_parquet({files}))"
-)
+def identified_sql(source_sql: str) -> str:
+    """The occurrence half of the rule: SQL numbering fingerprinted entries and naming them.
+
+    ``source_sql`` is any relation of fingerprinted entries (the landing passes its staged
+    Parquet files). Entries of one account and UTC day that share a fingerprint are numbered
+    1..n; they are identical, so the order only makes the numbering deterministic. It runs in
+    DuckDB because it needs whole days, and a sync stages whole days only as a set of files.
+    """
+    return (
+        "SELECT *, fingerprint || '-' || occurrence AS entry_id FROM ("
+        "SELECT *, CAST(row_number() OVER (PARTITION BY account, entry_day, fingerprint "
+        "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence "
+        f"FROM {source_sql})"
+    )

@@ -14,27 +14,13 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-class LedgerPage(_Open):
+class LedgerEnvelope(_Open):
     """The envelope of one ledger page; entries stay raw dicts until column-wise validation."""
 
     data: list[Any]
     total: int = Field(ge=0)
     page_number: int = Field(alias="pageNumber", ge=1)
     page_size: int = Field(alias="pageSize", ge=1)
-
-
-class LedgerEntry(_Open):
-    """One ledger line, typed, for library users who want objects rather than frames."""
-
-    created_at: datetime = Field(alias="createdAt")
-    type: str
-    amount: Decimal
-    description: str | None = None
-    has_description: bool | None = Field(default=None, alias="hasDescription")
-    channel: str | None = None
-    agent_id: str | None = Field(default=None, alias="agentId")
-    campaign_id: str | None = Field(default=None, alias="campaignId")
-    balance_after: Decimal = Field(alias="balanceAfter")
 
 
 class ConsumptionSummary(_Open):
@@ -75,9 +61,3 @@ class Subscription(_Open):
 class Campaign(_Open):
     id: str
     name: str | None = None
-
-
-class CampaignList(BaseModel):
-    """GET /Campaign: a bare array by default; an envelope with ``data`` is accepted too."""
-
-    campaigns: list[Campaign]

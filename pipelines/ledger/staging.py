@@ -18,13 +18,13 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.api.json_text import dumps_exact
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import Window
+from pipelines.api.wire import WireColumns, parse_created_at, validate_columns
 from pipelines.failpoints import failpoint
 from pipelines.processes import process_alive
 from transforms.identify import with_fingerprint
-from transforms.json_text import dumps_exact
-from transforms.wire import WireColumns, parse_created_at, validate_columns
 
 BATCH_ROWS = 20_000
 LANDING_ROWS = 100_000  # rows per landing INSERT: DuckDB's working set, not the range's

@@ -1,16 +1,29 @@
-"""README's data dictionary, regenerated from the schema.
+"""README's data dictionary, generated from the same descriptions as the COMMENTs.
 
 `python -m pipelines.warehouse.dictionary` prints it; `--write README.md` replaces the part of
 README between the data-dictionary markers, so the README cannot drift from the COMMENTs.
 """
 
+from __future__ import annotations
+
 import sys
 from pathlib import Path
 
-from pipelines.warehouse.schema import data_dictionary
+from pipelines.warehouse.schema import all_tables
 
 START = "<!-- data-dictionary:start -->"
 END = "<!-- data-dictionary:end -->"
+
+
+def data_dictionary() -> str:
+    out = []
+    for table in all_tables():
+        out.append(f"### `{table.name}` ({table.kind})\n\n{table.doc}\n")
+        out.append("| column | type | meaning |\n|---|---|---|")
+        for c in table.columns:
+            out.append(f"| `{c.name}` | {c.type}{' NOT NULL' if c.not_null else ''} | {c.doc} |")
+        out.append("")
+    return "\n".join(out)
 
 
 def write(readme: Path) -> None:

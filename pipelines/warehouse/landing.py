@@ -19,7 +19,7 @@ from pipelines.failpoints import failpoint
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.rows import count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
-from transforms.identify import IDENTIFIED_SQL
+from transforms.identify import identified_sql
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _insert_entries(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> i
     columns = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
     for files in landing.entry_files:
         if files:
-            identified = IDENTIFIED_SQL.format(files=paths_sql(files))
+            identified = identified_sql(f"read_parquet({paths_sql(files)})")
             con.execute(
                 f"INSERT INTO ledger_entries ({columns}) SELECT {columns} FROM ({identified})"
             )

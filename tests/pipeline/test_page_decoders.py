@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from pipelines.api.ledger_page import parse_ledger_page
-from transforms.wire import validate_columns
+from pipelines.api.wire import validate_columns
 
 DAY = date(2025, 3, 1)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse.connection import migrate
-from pipelines.warehouse.schema import all_tables, data_dictionary, latest_version
+from pipelines.warehouse.dictionary import data_dictionary
+from pipelines.warehouse.schema import all_tables, latest_version
 from pipelines.warehouse.writer import Warehouse
 
 ROOT = Path(__file__).resolve().parents[2]

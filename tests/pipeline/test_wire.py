@@ -7,10 +7,12 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipelines.api.json_text import dumps_exact
 from pipelines.api.ledger_page import parse_ledger_page
+from pipelines.api.wire import MONEY, entries_frame, exact_money
+from pipelines.warehouse import table
+from transforms import micros
 from transforms.identify import with_fingerprint
-from transforms.json_text import dumps_exact
-from transforms.wire import entries_frame, exact_money
 
 DAY = date(2025, 1, 1)
 
@@ -109,3 +111,10 @@ def test_identical_entries_share_a_fingerprint_that_reruns_reproduce() -> None:
 def test_exact_money_accepts_every_decimal_18_6(value: Decimal) -> None:
     text = f"{value:f}"
     assert Decimal(exact_money(text)) == value
+
+
+def test_money_is_one_type_in_every_room() -> None:
+    """Validation, reconciliation and the warehouse each name DECIMAL(18,6); the import
+    contracts keep the API layer and the transforms apart, so this holds them together."""
+    assert MONEY == micros.MONEY
+    assert f"DECIMAL({MONEY.precision},{MONEY.scale})" == table.MONEY

@@ -7,13 +7,15 @@ computing it is made faster; this test spells the documented rule out in plain P
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import polars as pl
 
-from transforms.identify import NULL, SEP, with_fingerprint
-from transforms.wire import MONEY, TIMESTAMP
+from pipelines.api.ledger_entry import ENTRY_FIELDS
+from pipelines.api.wire import MONEY, TIMESTAMP
+from tests.transforms.duck import query
+from transforms.identify import CANONICAL_FIELDS, NULL, SEP, identified_sql, with_fingerprint
 
 
 def _documented(row: dict[str, object]) -> str:
@@ -81,3 +83,33 @@ def test_fingerprint_is_blake2b_128_of_the_canonical_text() -> None:
     fingerprinted = with_fingerprint(frame)
     assert fingerprinted["fingerprint"].to_list() == [_documented(r) for r in rows]
     assert fingerprinted["entry_day"].to_list() == [r["created_at"].date() for r in rows]  # type: ignore[union-attr]
+
+
+def test_the_rule_covers_every_declared_entry_field() -> None:
+    """A field the API gains is a decision about identities, not a silent change to them."""
+    assert ("account", *(f.column for f in ENTRY_FIELDS)) == CANONICAL_FIELDS
+
+
+def test_identical_entries_of_a_day_are_numbered_in_reading_order() -> None:
+    day, other_day = date(2025, 3, 1), date(2025, 3, 2)
+    staged = pl.DataFrame(
+        {
+            "account": ["acme", "acme", "acme", "acme", "other"],
+            "entry_day": [day, day, day, other_day, day],
+            "fingerprint": ["f", "f", "g", "f", "f"],
+            "window_start": [day, day, day, day, day],
+            "page_number": [2, 1, 1, 1, 1],
+            "page_position": [0, 5, 0, 0, 0],
+        }
+    )
+    rows = query(
+        identified_sql("staged") + " ORDER BY account, entry_day, page_number, page_position",
+        staged=staged,
+    )
+    assert [(r["account"], r["entry_day"], r["entry_id"], r["occurrence"]) for r in rows] == [
+        ("acme", day, "g-1", 1),
+        ("acme", day, "f-1", 1),
+        ("acme", day, "f-2", 2),
+        ("acme", other_day, "f-1", 1),
+        ("other", day, "f-1", 1),
+    ]

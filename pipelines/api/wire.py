@@ -1,9 +1,10 @@
 """From wire entries to typed ledger rows, column by column, with a reason for every reject.
 
-This is the one definition of what a valid ledger entry is. The page parser keeps JSON numbers as
-their exact text, so money is validated here as text and becomes DECIMAL(18,6) without ever being
-a float. An entry that breaks a rule is not dropped: it comes back as a reject with the reason,
-and the pipeline quarantines it.
+This is the one definition of what a valid ledger entry is, and it lives with the API client
+because it is the API's entry format being checked; the fields themselves are declared once in
+pipelines/api/ledger_entry.py. The page parser keeps JSON numbers as their exact text, so money is
+validated here as text and becomes DECIMAL(18,6) without ever being a float. An entry that breaks
+a rule is not dropped: it comes back as a reject with the reason, and the pipeline quarantines it.
 
 Rules (documented in README's data dictionary):
 - the entry is a JSON object;
@@ -29,36 +30,39 @@ from typing import Any
 
 import polars as pl
 
-from transforms.json_text import dumps_exact
+from pipelines.api.json_text import dumps_exact
+from pipelines.api.ledger_entry import (
+    CREATED_AT,
+    ENTRY_FIELDS,
+    EXTRA_COLUMN,
+    HAS_DESCRIPTION,
+    MONEY_PRECISION,
+    MONEY_SCALE,
+    EntryField,
+    Kind,
+    fields_of,
+)
 
-MONEY = pl.Decimal(18, 6)
+MONEY = pl.Decimal(MONEY_PRECISION, MONEY_SCALE)
 TIMESTAMP = pl.Datetime("us", "UTC")
 # DECIMAL(18,6) holds 12 integer digits; entries keep one in reserve so that a derived balance
 # (balanceAfter - amount, before the entry) still fits the same type exactly.
-MAX_INTEGER_DIGITS = 11
-MAX_SCALE = 6
+MAX_INTEGER_DIGITS = MONEY_PRECISION - MONEY_SCALE - 1
+MAX_SCALE = MONEY_SCALE
 
-STRING_FIELDS = {
-    "type": "entry_type",
-    "description": "description",
-    "channel": "channel",
-    "agentId": "agent_id",
-    "campaignId": "campaign_id",
+KNOWN_FIELDS = frozenset(f.wire for f in ENTRY_FIELDS)
+_STRINGS = fields_of(Kind.STRING)
+_MONEY = fields_of(Kind.MONEY)
+
+_DTYPES: dict[Kind, pl.DataType] = {
+    Kind.TIMESTAMP: TIMESTAMP,
+    Kind.STRING: pl.String(),
+    Kind.MONEY: MONEY,
+    Kind.FLAG: pl.Boolean(),
 }
-MONEY_FIELDS = {"amount": "amount", "balanceAfter": "balance_after"}
-KNOWN_FIELDS = {"createdAt", "hasDescription", *STRING_FIELDS, *MONEY_FIELDS}
-
 ENTRY_SCHEMA: dict[str, pl.DataType] = {
-    "created_at": TIMESTAMP,
-    "entry_type": pl.String(),
-    "amount": MONEY,
-    "description": pl.String(),
-    "has_description": pl.Boolean(),
-    "channel": pl.String(),
-    "agent_id": pl.String(),
-    "campaign_id": pl.String(),
-    "balance_after": MONEY,
-    "extra": pl.String(),
+    **{f.column: _DTYPES[f.kind] for f in ENTRY_FIELDS},
+    EXTRA_COLUMN: pl.String(),
     "position": pl.Int32(),
 }
 
@@ -130,7 +134,8 @@ class WireColumns:
     Two readers fill it: the generic one from parsed JSON objects (``columns_from_rows``), which
     also notes the entries whose values have the wrong JSON type, and the page decoder's fast path,
     which only hands over pages whose types it has already checked. Validation is the same for
-    both, so there is one definition of a valid entry.
+    both, so there is one definition of a valid entry. ``strings`` and ``money`` are keyed by
+    column name.
     """
 
     created: list[Any]
@@ -171,6 +176,19 @@ def entries_frame(
     return frame, [Reject(i, reason, rows[i]) for i, reason in sorted(reasons.items())]
 
 
+# The JSON type a field of each kind must have when present, and the reason when it has another.
+# Money is apart: any text (a JSON number's or a numeric string's) goes on to exact_money, and a
+# missing amount is a reject at once.
+_WIRE_TYPES: dict[Kind, tuple[type, Callable[[str, Any], str]]] = {
+    Kind.STRING: (str, lambda wire, value: f"{wire} is {_json_type(value)}, expected a string"),
+    Kind.FLAG: (bool, lambda wire, value: f"{wire} is {_json_type(value)}, expected a boolean"),
+    Kind.TIMESTAMP: (str, lambda wire, value: f"{wire} {value!r} is not a date-time"),
+}
+# An entry's reason is the first rule it breaks, so the order fields are checked in is part of
+# what a reject says.
+_CHECK_ORDER = (*_STRINGS, *fields_of(Kind.FLAG), *_MONEY, *fields_of(Kind.TIMESTAMP))
+
+
 def columns_from_rows(rows: list[Any]) -> tuple[WireColumns, dict[int, str]]:
     """The wire columns of parsed JSON objects, and why the entries of the wrong shape are wrong.
 
@@ -189,35 +207,22 @@ def columns_from_rows(rows: list[Any]) -> tuple[WireColumns, dict[int, str]]:
         [row if row.__class__ is dict else {} for row in rows] if reasons else rows
     )
 
-    def column(wire: str) -> list[Any]:
-        return [row.get(wire) for row in objects]
-
-    strings: dict[str, list[Any]] = {}
-    for wire, name in STRING_FIELDS.items():
-        values = column(wire)
-        wrong = [i for i, v in enumerate(values) if v is not None and v.__class__ is not str]
+    def column(field: EntryField) -> list[Any]:
+        values = [row.get(field.wire) for row in objects]
+        if field.kind is Kind.MONEY:
+            wrong = [i for i, v in enumerate(values) if not isinstance(v, str)]
+            reason = _money_reason
+        else:
+            expected, reason = _WIRE_TYPES[field.kind]
+            wrong = [
+                i for i, v in enumerate(values) if v is not None and v.__class__ is not expected
+            ]
         for i in wrong:
-            reject(i, f"{wire} is {_json_type(values[i])}, expected a string")
+            reject(i, reason(field.wire, values[i]))
             values[i] = None
-        strings[name] = values
+        return values
 
-    flags = column("hasDescription")
-    for i in [i for i, v in enumerate(flags) if v is not None and v.__class__ is not bool]:
-        reject(i, f"hasDescription is {_json_type(flags[i])}, expected a boolean")
-        flags[i] = None
-
-    money: dict[str, list[Any]] = {}
-    for wire, name in MONEY_FIELDS.items():
-        values = column(wire)
-        for i in [i for i, v in enumerate(values) if not isinstance(v, str)]:
-            reject(i, _money_reason(wire, values[i]))
-            values[i] = None
-        money[name] = values
-
-    created = column("createdAt")
-    for i in [i for i, v in enumerate(created) if v is not None and v.__class__ is not str]:
-        reject(i, f"createdAt {created[i]!r} is not a date-time")
-        created[i] = None
+    values = {f.column: column(f) for f in _CHECK_ORDER}
 
     extras: list[str | None] | None = None
     unknown = set().union(*objects) - KNOWN_FIELDS if objects else set()
@@ -227,7 +232,14 @@ def columns_from_rows(rows: list[Any]) -> tuple[WireColumns, dict[int, str]]:
             extra = {k: v for k, v in row.items() if k in unknown}
             if extra:
                 extras[i] = dumps_exact(extra)
-    return WireColumns(created, strings, money, flags, extras), reasons
+    columns = WireColumns(
+        created=values[CREATED_AT.column],
+        strings={f.column: values[f.column] for f in _STRINGS},
+        money={f.column: values[f.column] for f in _MONEY},
+        flags=values[HAS_DESCRIPTION.column],
+        extras=extras,
+    )
+    return columns, reasons
 
 
 def validate_columns(
@@ -259,9 +271,9 @@ def validate_columns(
         created, flags = list(created), list(flags)
         strings = {k: list(v) for k, v in strings.items()}
         money = {k: list(v) for k, v in money.items()}
-        text_columns = {"createdAt": created}
-        text_columns |= {wire: strings[name] for wire, name in STRING_FIELDS.items()}
-        text_columns |= {wire: money[name] for wire, name in MONEY_FIELDS.items()}
+        text_columns = {CREATED_AT.wire: created}
+        text_columns |= {f.wire: strings[f.column] for f in _STRINGS}
+        text_columns |= {f.wire: money[f.column] for f in _MONEY}
         for wire, values in text_columns.items():
             for i, value in enumerate(values):
                 if value is not None and not _encodable(value):
@@ -270,40 +282,36 @@ def validate_columns(
         frame = _text_frame(created, strings, money, flags)
 
     # The rare values the vectorized pass could not read get a second, exact look.
-    created_col = frame["created_at"]
+    created_col = frame[CREATED_AT.column]
     unread = frame.select(
-        pl.arg_where(pl.col("created_at").is_null() & pl.col("created_text").is_not_null())
+        pl.arg_where(pl.col(CREATED_AT.column).is_null() & pl.col("created_text").is_not_null())
     ).to_series()
     if unread.len():
         moments = [parse_created_at(created[i]) for i in unread]
         for i, moment in zip(unread, moments, strict=True):
             if moment is None:
-                reject(i, f"createdAt {created[i]!r} is not a date-time")
+                reject(i, f"{CREATED_AT.wire} {created[i]!r} is not a date-time")
         created_col = created_col.scatter(unread, pl.Series(moments, dtype=TIMESTAMP))
     for i in frame.select(pl.arg_where(pl.col("created_text").is_null())).to_series():
-        reject(i, "createdAt is missing")
+        reject(i, f"{CREATED_AT.wire} is missing")
     if first_day is not None and last_day is not None:
         day = created_col.dt.date()
         outside = pl.select(pl.arg_where((day < first_day) | (day > last_day))).to_series()
         for i in outside:
             reject(
                 i,
-                f"createdAt {created[i]} is outside the requested window "
+                f"{CREATED_AT.wire} {created[i]} is outside the requested window "
                 f"{first_day.isoformat()}..{last_day.isoformat()}",
             )
-    blank = frame.select(
-        pl.arg_where(
-            pl.col("entry_type").is_null() | (pl.col("entry_type").str.strip_chars() == "")
-        )
-    ).to_series()
-    for i in blank:
-        reject(i, "type is missing or empty")
+    for field in (f for f in _STRINGS if f.required):
+        value = pl.col(field.column)
+        blank = frame.select(pl.arg_where(value.is_null() | (value.str.strip_chars() == "")))
+        for i in blank.to_series():
+            reject(i, f"{field.wire} is missing or empty")
 
     texts: dict[str, pl.Series] = {}
-    for wire, name, plain in (
-        ("amount", "amount_text", "amount_plain"),
-        ("balanceAfter", "balance_text", "balance_plain"),
-    ):
+    for field in _MONEY:
+        name, plain = f"{field.column}_text", f"{field.column}_plain"
         column_texts = frame[name]
         odd = frame.select(pl.arg_where(pl.col(plain).not_() & pl.col(name).is_not_null()))
         odd_rows = odd.to_series()
@@ -311,22 +319,18 @@ def validate_columns(
             exact = [exact_money(column_texts[i]) for i in odd_rows]
             for i, value in zip(odd_rows, exact, strict=True):
                 if value is None:
-                    reject(i, _money_reason(wire, column_texts[i]))
+                    reject(i, _money_reason(field.wire, column_texts[i]))
             column_texts = column_texts.scatter(odd_rows, pl.Series(exact, dtype=pl.String))
-        texts[name] = column_texts
+        texts[field.column] = column_texts
 
+    read = {CREATED_AT.column: created_col, **texts}
     typed = pl.DataFrame(
         {
-            "created_at": created_col,
-            "entry_type": frame["entry_type"],
-            "amount": texts["amount_text"],
-            "description": frame["description"],
-            "has_description": frame["has_description"],
-            "channel": frame["channel"],
-            "agent_id": frame["agent_id"],
-            "campaign_id": frame["campaign_id"],
-            "balance_after": texts["balance_text"],
-            "extra": pl.Series(columns.extras or [None] * count, dtype=pl.String),
+            **{
+                f.column: read[f.column] if f.column in read else frame[f.column]
+                for f in ENTRY_FIELDS
+            },
+            EXTRA_COLUMN: pl.Series(columns.extras or [None] * count, dtype=pl.String),
             "position": pl.int_range(0, count, dtype=pl.Int32, eager=True),
         }
     )
@@ -334,8 +338,7 @@ def validate_columns(
         keep = pl.repeat(True, count, dtype=pl.Boolean, eager=True).scatter(list(reasons), False)
         typed = typed.filter(keep)
     typed = typed.with_columns(
-        pl.col("amount").str.to_decimal(scale=MAX_SCALE).cast(MONEY),
-        pl.col("balance_after").str.to_decimal(scale=MAX_SCALE).cast(MONEY),
+        [pl.col(f.column).str.to_decimal(scale=MAX_SCALE).cast(MONEY) for f in _MONEY]
     )
     return typed, reasons
 
@@ -346,27 +349,27 @@ def _text_frame(
     money: dict[str, list[Any]],
     flags: list[Any],
 ) -> pl.DataFrame:
+    money_texts = {f"{name}_text": values for name, values in money.items()}
     return pl.DataFrame(
         {
             "created_text": created,
             **strings,
-            "amount_text": money["amount"],
-            "balance_text": money["balance_after"],
-            "has_description": flags,
+            **money_texts,
+            HAS_DESCRIPTION.column: flags,
         },
         schema={
             "created_text": pl.String(),
-            **dict.fromkeys(strings, pl.String()),
-            "amount_text": pl.String(),
-            "balance_text": pl.String(),
-            "has_description": pl.Boolean(),
+            **dict.fromkeys([*strings, *money_texts], pl.String()),
+            HAS_DESCRIPTION.column: pl.Boolean(),
         },
     ).with_columns(
         pl.col("created_text")
         .str.strptime(TIMESTAMP, format="%+", strict=False)
-        .alias("created_at"),
-        pl.col("amount_text").str.contains(_PLAIN_PATTERN).alias("amount_plain"),
-        pl.col("balance_text").str.contains(_PLAIN_PATTERN).alias("balance_plain"),
+        .alias(CREATED_AT.column),
+        *(
+            pl.col(f"{name}_text").str.contains(_PLAIN_PATTERN).alias(f"{name}_plain")
+            for name in money
+        ),
     )
 
 

@@ -1,0 +1,225 @@
+"""What a reconciliation writes: breaks, the daily balance and its monthly statement, the
+enriched ledger and one row per run. Each run replaces an account's rows (see derived.py).
+
+The daily balance and the monthly statement are the same equation at two grains, so its terms
+are named once (``MOVEMENTS``); the enriched ledger's entry columns take their types and
+nullability from the entry's declared fields, and its subscription terms from the snapshot's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipelines.api.ledger_entry import (
+    AGENT_ID,
+    AMOUNT,
+    BALANCE_AFTER,
+    CAMPAIGN_ID,
+    CHANNEL,
+    CREATED_AT,
+    DESCRIPTION,
+    TYPE,
+    EntryField,
+)
+from pipelines.warehouse.snapshot_tables import SUBSCRIPTION_TERMS
+from pipelines.warehouse.table import (
+    ACCOUNT,
+    MONEY,
+    RUN_ID,
+    Column,
+    Table,
+    entry_column,
+    item_columns,
+    money_column,
+    span,
+)
+
+CHECKED_AT = Column("checked_at", "TIMESTAMPTZ", "When the reconciliation ran (UTC).", True)
+
+# opening + every movement = closing, in this order, for a day and for a month.
+MOVEMENTS = (
+    "opening",
+    "debits",
+    "credits",
+    "refunds",
+    "adjustments",
+    "other",
+    "hidden_movements",
+    "closing",
+)
+
+
+def _carried(entry_field: EntryField, doc: str | None = None) -> Column:
+    """An entry's field carried on to the enriched ledger, worded by its wire name by default."""
+    return entry_column(entry_field, f"{entry_field.wire}." if doc is None else doc)
+
+
+def _in_force(term: Column) -> Column:
+    """A subscription term as the snapshot in force at the entry's createdAt had it."""
+    return replace(term, doc=f"Subscription {term.name} in force at createdAt.")
+
+
+def _movements(*docs: str) -> tuple[Column, ...]:
+    """The balance equation's terms as money columns, each worded by its table."""
+    return tuple(money_column(name, doc) for name, doc in zip(MOVEMENTS, docs, strict=True))
+
+
+def _monthly_sql() -> str:
+    """The month's opening is its first day's, its closing its last day's; the rest add up.
+
+    DuckDB widens a sum (DECIMAL(18,6) to DECIMAL(38,6), INTEGER to HUGEINT); the sums are cast
+    back so the view has the types its columns promise, as the tables do.
+    """
+    opening, *flows, closing = MOVEMENTS
+    sums = "".join(f"CAST(sum({name}) AS {MONEY}) AS {name}, " for name in flows)
+    return (
+        "SELECT account, CAST(date_trunc('month', day) AS DATE) AS month, "
+        f"arg_min({opening}, day) AS {opening}, {sums}arg_max({closing}, day) AS {closing}, "
+        "CAST(sum(entries) AS BIGINT) AS entries FROM daily_balance GROUP BY ALL"
+    )
+
+
+BALANCE_BREAKS = Table(
+    "balance_breaks",
+    "Every place where the ledger does not explain the balance, from the latest reconciliation "
+    "of each account (replaced on each run). kind 'continuity': a hidden movement between two "
+    "entries; 'summary': the latest /Consumption balance against the last balanceAfter; "
+    "'breakdown': the current period's breakdown against the ledger's debits.",
+    (
+        ACCOUNT,
+        Column("kind", "VARCHAR", "continuity, summary or breakdown.", True),
+        *span(
+            "break",
+            "TIMESTAMPTZ",
+            "createdAt of the last entry before the break; null if none.",
+            "createdAt of the first entry after the break; null if none.",
+        ),
+        money_column(
+            "expected_balance",
+            "continuity/summary: the balance the ledger leads to; breakdown: the ledger's figure.",
+            False,
+        ),
+        money_column(
+            "observed_balance",
+            "continuity: balanceAfter - amount of the entry after; summary: the snapshot's "
+            "balance; breakdown: the breakdown's figure.",
+            False,
+        ),
+        money_column("gap", "observed_balance - expected_balance.", False),
+        Column("before_entry_id", "VARCHAR", "entry_id of the entry before the break."),
+        Column("after_entry_id", "VARCHAR", "entry_id of the entry after the break."),
+        *item_columns("Breakdown rows: the item's {}."),
+        Column(
+            "ambiguous",
+            "BOOLEAN",
+            "True when entries sharing a createdAt admit no order, or several orders with "
+            "different results, so the break's exact place within the tie is uncertain.",
+        ),
+        Column("detail", "VARCHAR", "The break in one sentence: expected, actual, difference."),
+        RUN_ID,
+        CHECKED_AT,
+    ),
+    since=3,
+)
+
+DAILY_BALANCE = Table(
+    "daily_balance",
+    "Per account and UTC day with entries: opening + debits + credits + refunds + adjustments "
+    "+ other + hidden_movements = closing, exactly; each opening equals the previous closing. "
+    "Movements are signed sums per category of entry type.",
+    (
+        ACCOUNT,
+        Column("day", "DATE", "UTC day.", True),
+        *_movements(
+            "Balance before the day's first entry.",
+            "Sum of signed amounts of debit types (usage, charges).",
+            "Sum of signed amounts of credit types (grants, top-ups).",
+            "Sum of signed amounts of refund types.",
+            "Sum of signed amounts of adjustment types.",
+            "Sum of signed amounts of any other type.",
+            "Balance changes no entry explains (continuity gaps).",
+            "balanceAfter of the day's last entry.",
+        ),
+        Column("entries", "INTEGER", "Entries that day.", True),
+        RUN_ID,
+    ),
+    since=3,
+)
+
+MONTHLY_STATEMENT = Table(
+    "monthly_statement",
+    "Finance's monthly statement per account: opening + debits + credits + refunds + "
+    "adjustments + other + hidden_movements = closing, hidden movements on their own line.",
+    (
+        ACCOUNT,
+        Column("month", "DATE", "First day of the month (UTC)."),
+        *_movements(
+            "Opening balance of the month.",
+            "Debits (negative under the signed convention).",
+            "Credits: plan grants, top-ups.",
+            "Refunds.",
+            "Adjustments.",
+            "Movements of other entry types.",
+            "Balance changes no entry explains.",
+            "Closing balance of the month.",
+        ),
+        Column("entries", "BIGINT", "Entries in the month."),
+    ),
+    kind="view",
+    view_sql=_monthly_sql(),
+    since=3,
+)
+
+LEDGER_ENRICHED = Table(
+    "ledger_enriched",
+    "Every landed entry in chain order with its signed amount and category, joined as of its "
+    "createdAt with the subscription snapshot in force then and with its campaign's name. "
+    "Rebuilt by each reconciliation.",
+    (
+        ACCOUNT,
+        Column("entry_id", "VARCHAR", "ledger_entries.entry_id.", True),
+        Column("chain_position", "BIGINT", "Position in the balance chain (0-based).", True),
+        _carried(CREATED_AT, "createdAt (UTC)."),
+        _carried(TYPE),
+        Column("category", "VARCHAR", "debit, credit, refund, adjustment or other.", True),
+        _carried(AMOUNT, "amount as the API gave it."),
+        money_column("signed_amount", "amount with the sign of its effect on the balance."),
+        money_column("balance_before", "balance_after - signed_amount."),
+        _carried(BALANCE_AFTER),
+        *(_carried(f) for f in (DESCRIPTION, CHANNEL, AGENT_ID, CAMPAIGN_ID)),
+        Column("campaign_name", "VARCHAR", "Name from the latest campaigns snapshot."),
+        *(_in_force(term) for term in SUBSCRIPTION_TERMS),
+        Column(
+            "subscription_backfilled",
+            "BOOLEAN",
+            "True when createdAt precedes the first subscription snapshot, whose plan and "
+            "status then stand in for the unknown past.",
+        ),
+    ),
+    since=3,
+)
+
+RECONCILIATION_RUNS = Table(
+    "reconciliation_runs",
+    "One row per reconciliation of an account: convention and tolerance used, what was found.",
+    (
+        ACCOUNT,
+        RUN_ID,
+        CHECKED_AT,
+        Column("sign_convention", "VARCHAR", "signed or unsigned: the convention applied.", True),
+        Column(
+            "sign_inferred", "BOOLEAN", "True when the convention was inferred from the data.", True
+        ),
+        Column("pairs_explained_signed", "BIGINT", "Consecutive pairs continuous if signed."),
+        Column("pairs_explained_unsigned", "BIGINT", "Consecutive pairs continuous if unsigned."),
+        money_column("tolerance", "Largest gap treated as continuous (0 by default)."),
+        Column("entries", "BIGINT", "Entries reconciled.", True),
+        Column("continuity_breaks", "INTEGER", "Hidden movements found.", True),
+        Column("ambiguous_ties", "INTEGER", "Tie groups whose order could not be decided.", True),
+        Column("summary_status", "VARCHAR", "ok, break or unavailable (with summary_message)."),
+        Column("summary_message", "VARCHAR", "Why the summary check said what it said."),
+        Column("breakdown_status", "VARCHAR", "ok, break or unavailable."),
+        Column("breakdown_message", "VARCHAR", "Why the breakdown check said what it said."),
+    ),
+    since=3,
+)
