@@ -1,111 +1,216 @@
-"""creditlens's own settings (beyond how to reach the API), read from CREDITLENS_* variables.
+"""creditlens's configuration: one model, from which the CLI, the Dagster resources and the
+benchmarks are all built.
 
-One object, so the CLI, the Dagster definitions and the demo all read the same names and
-defaults; README's configuration reference lists them.
+``Settings`` holds the installation (where the warehouse and reports are, how to reconcile,
+what the audit reads) and its accounts; an ``AccountSettings`` holds one company's API: where
+it is, how to read it, and the NAME of the variable holding its key, never the key itself, so
+the whole model can be serialized anywhere. The audit's fingerprint secret is held the same way.
+Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
+default of the field naming it); README's configuration reference lists them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
 
 from pipelines.api.errors import ConfigurationError
+from pipelines.api.settings import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    ApiOptions,
+    ApiSettings,
+    env_field,
+    env_name,
+    http_url,
+    read_env,
+    to_env,
+)
+from pipelines.warehouse.writer import Warehouse
+from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
-SIGN_CONVENTIONS = ("signed", "unsigned", "infer")
-DEFAULT_DEBIT_PATTERN = "debit|usage|charge|consum|expir|fee"
+SignConvention = Literal["signed", "unsigned", "infer"]
+STAGING_DIR_NAME = ".creditlens-staging"
+AUDIT_SECRET_ENV = "CREDITLENS_AUDIT_SECRET"
 
 
-@dataclass(frozen=True)
-class Settings:
-    account: str = "default"
-    warehouse: Path = Path("creditlens.duckdb")
-    analyst_copy: Path | None = None
-    reports_dir: Path = Path("creditlens-reports")
-    ledger_start: date = date(2024, 1, 1)
-    lookback_days: int = 7
-    sign_convention: str = "signed"
-    tolerance: Decimal = Decimal(0)
-    reconcile_slice_entries: int | None = None  # None: the reconciliation's own default
-    summary_balance_field: str = "balance"
-    debit_type_pattern: str = DEFAULT_DEBIT_PATTERN
-    snapshot_fields: dict[str, str] = field(default_factory=dict)
-    staging_dir: Path | None = None
+def _whole_number(hint: str = "") -> BeforeValidator:
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().isdigit():
+            raise ValueError(f"must be a whole number{hint}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _iso_day(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError("must be a date like 2025-01-31") from None
+    return value
+
+
+def _non_negative_number(value: Any) -> Any:
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        number = Decimal(-1)
+    if not number.is_finite() or number < 0:
+        raise ValueError("must be a number >= 0")
+    return number
+
+
+def _paths(value: Any) -> Any:
+    """The audit's scan paths: one variable, separated like PATH (``:``, ``;`` on Windows)."""
+    if isinstance(value, str):
+        return tuple(Path(p) for p in value.split(os.pathsep) if p.strip())
+    return value
+
+
+def env_secret(var: str, env: Mapping[str, str] | None = None) -> SecretStr | None:
+    """The secret held by ``var``, read at the moment it is needed (None when unset or blank):
+    secrets are never fields, so nothing that serializes the settings can carry one."""
+    text = (os.environ if env is None else env).get(var, "").strip()
+    return SecretStr(text) if text else None
+
+
+Day = Annotated[date, BeforeValidator(_iso_day)]
+WholeNumber = Annotated[int, _whole_number(), Field(ge=0)]
+# The name of a variable holding a secret, stored instead of the secret.
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class AccountSettings(BaseModel):
+    """One company's API, read with its own key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = env_field("CREDITLENS_ACCOUNT", "default", min_length=1)
+    base_url: str | None = env_field(BASE_URL_ENV, None)
+    api_key_env: EnvName = API_KEY_ENV
+    api: ApiOptions = Field(default_factory=ApiOptions)
+    sign_convention: SignConvention = env_field("CREDITLENS_SIGN_CONVENTION", "signed")
+    summary_balance_field: str = env_field("CREDITLENS_SUMMARY_BALANCE_FIELD", "balance")
+    snapshot_fields: dict[str, str] = env_field("CREDITLENS_SNAPSHOT_FIELDS", default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)
+
+    @field_validator("snapshot_fields", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = None
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise ValueError(
+                'must be a JSON object of strings, e.g. {"consumption.balance": "currentBalance"}'
+            )
+        return value
+
+    def api_settings(self, env: Mapping[str, str] | None = None) -> ApiSettings:
+        """The client's settings, the key read now from its variable: it lives only in the
+        process that calls the API, never in anything serialized."""
+        if self.base_url is None:
+            raise ConfigurationError(
+                f"{env_name(AccountSettings, 'base_url')} is not set: the platform API's base URL"
+            )
+        key = env_secret(self.api_key_env, env)
+        if key is None:
+            raise ConfigurationError(f"{self.api_key_env} is not set: the company's API key")
+        return self.api.connect(self.base_url, key.get_secret_value())
+
+
+class Settings(BaseModel):
+    """The installation and its accounts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    warehouse: Path = env_field("CREDITLENS_WAREHOUSE", Path("creditlens.duckdb"))
+    analyst_copy: Path | None = env_field("CREDITLENS_ANALYST_COPY", None)
+    reports_dir: Path = env_field("CREDITLENS_REPORTS_DIR", Path("creditlens-reports"))
+    staging_dir: Path | None = env_field("CREDITLENS_STAGING_DIR", None)
+    ledger_start: Day = env_field("CREDITLENS_LEDGER_START", date(2024, 1, 1))
+    lookback_days: WholeNumber = env_field("CREDITLENS_LOOKBACK_DAYS", 7)
+    tolerance: Annotated[Decimal, BeforeValidator(_non_negative_number)] = env_field(
+        "CREDITLENS_TOLERANCE", Decimal(0)
+    )
+    # None: the reconciliation's own default; 0: the whole ledger at once.
+    reconcile_slice_entries: (
+        Annotated[int, _whole_number(" (0: the whole ledger at once)"), Field(ge=0)] | None
+    ) = env_field("CREDITLENS_RECONCILE_SLICE_ENTRIES", None)
+    debit_type_pattern: str = env_field(
+        "CREDITLENS_DEBIT_TYPE_PATTERN", DEFAULT_DEBIT_TYPE_PATTERN, min_length=1
+    )
+    audit_inventory: Path | None = env_field("CREDITLENS_AUDIT_INVENTORY", None)
+    audit_scan: Annotated[tuple[Path, ...], BeforeValidator(_paths)] = env_field(
+        "CREDITLENS_AUDIT_SCAN", ()
+    )
+    # The key fingerprints' secret: the variable holding it, else a file in the state dir.
+    audit_secret_env: EnvName = AUDIT_SECRET_ENV
+    audit_state_dir: Path = env_field("CREDITLENS_AUDIT_STATE_DIR", Path("~/.creditlens"))
+    accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
+
+    @field_validator("accounts")
+    @classmethod
+    def _distinct_names(cls, value: tuple[AccountSettings, ...]) -> tuple[AccountSettings, ...]:
+        if not value:
+            raise ValueError("at least one account must be configured")
+        names = [a.name for a in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"account names must be distinct, got {', '.join(names)}")
+        return value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Every field from its variable; a bad value is one ConfigurationError naming it."""
+        return read_env(cls, env)  # type: ignore[no-any-return]
+
+    def to_env(self) -> dict[str, str]:
+        """The variables a shell would set for these settings (keys excepted: set each
+        account's ``api_key_env`` yourself)."""
+        return to_env(self)
+
+    def audit_secret(self, env: Mapping[str, str] | None = None) -> SecretStr | None:
+        """The key fingerprints' secret when its variable is set, read now as an account's key
+        is; None: the audit keeps it in a file of ``audit_state_dir``."""
+        return env_secret(self.audit_secret_env, env)
+
+    @property
+    def account(self) -> AccountSettings:
+        """The one account; the CLI syncs exactly one."""
+        if len(self.accounts) != 1:
+            names = ", ".join(a.name for a in self.accounts)
+            raise ConfigurationError(f"several accounts are configured ({names}): name one")
+        return self.accounts[0]
+
+    def account_named(self, name: str) -> AccountSettings:
+        for account in self.accounts:
+            if account.name == name:
+                return account
+        raise ConfigurationError(f"no account named {name!r} is configured")
 
     @property
     def staging_root(self) -> Path:
-        return self.staging_dir or self.warehouse.parent / ".creditlens-staging"
+        return self.staging_dir or self.warehouse.parent / STAGING_DIR_NAME
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if env is None else env)
-
-        def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
-        values: dict[str, object] = {}
-        if v := get("CREDITLENS_ACCOUNT"):
-            values["account"] = v
-        if v := get("CREDITLENS_WAREHOUSE"):
-            values["warehouse"] = Path(v)
-        if v := get("CREDITLENS_ANALYST_COPY"):
-            values["analyst_copy"] = Path(v)
-        if v := get("CREDITLENS_REPORTS_DIR"):
-            values["reports_dir"] = Path(v)
-        if v := get("CREDITLENS_STAGING_DIR"):
-            values["staging_dir"] = Path(v)
-        if v := get("CREDITLENS_LEDGER_START"):
-            values["ledger_start"] = parse_day(v, "CREDITLENS_LEDGER_START")
-        if v := get("CREDITLENS_LOOKBACK_DAYS"):
-            if not v.isdigit():
-                raise ConfigurationError(
-                    f"CREDITLENS_LOOKBACK_DAYS must be a whole number, got {v!r}"
-                )
-            values["lookback_days"] = int(v)
-        if v := get("CREDITLENS_SIGN_CONVENTION"):
-            if v not in SIGN_CONVENTIONS:
-                raise ConfigurationError(
-                    f"CREDITLENS_SIGN_CONVENTION must be one of {', '.join(SIGN_CONVENTIONS)}, "
-                    f"got {v!r}"
-                )
-            values["sign_convention"] = v
-        if v := get("CREDITLENS_TOLERANCE"):
-            try:
-                tolerance = Decimal(v)
-            except InvalidOperation:
-                tolerance = Decimal(-1)
-            if not tolerance.is_finite() or tolerance < 0:
-                raise ConfigurationError(f"CREDITLENS_TOLERANCE must be a number >= 0, got {v!r}")
-            values["tolerance"] = tolerance
-        if v := get("CREDITLENS_RECONCILE_SLICE_ENTRIES"):
-            if not v.isdigit():
-                raise ConfigurationError(
-                    "CREDITLENS_RECONCILE_SLICE_ENTRIES must be a whole number "
-                    f"(0: the whole ledger at once), got {v!r}"
-                )
-            values["reconcile_slice_entries"] = int(v)
-        if v := get("CREDITLENS_SUMMARY_BALANCE_FIELD"):
-            values["summary_balance_field"] = v
-        if v := get("CREDITLENS_DEBIT_TYPE_PATTERN"):
-            values["debit_type_pattern"] = v
-        if v := get("CREDITLENS_SNAPSHOT_FIELDS"):
-            try:
-                mapping = json.loads(v)
-            except ValueError:
-                mapping = None
-            if not isinstance(mapping, dict) or not all(
-                isinstance(k, str) and isinstance(x, str) for k, x in mapping.items()
-            ):
-                raise ConfigurationError(
-                    "CREDITLENS_SNAPSHOT_FIELDS must be a JSON object of strings, e.g. "
-                    '{"consumption.balance": "currentBalance"}'
-                )
-            values["snapshot_fields"] = mapping
-        return cls(**values)  # type: ignore[arg-type]
+    def open_warehouse(self, lock_timeout_s: float = 600.0) -> Warehouse:
+        return Warehouse(self.warehouse, self.analyst_copy, lock_timeout_s)
 
 
 def parse_day(text: str, what: str) -> date:

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.peers.measured import ChildRun, run_child
+from pipelines.settings import AccountSettings, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(
@@ -28,6 +29,7 @@ SUMMARY = re.compile(
 @dataclass(frozen=True)
 class CreditlensRun:
     run: ChildRun
+    # SUMMARY's figures, in its order.
     fetched: int
     landed: int
     quarantined: int
@@ -37,19 +39,21 @@ class CreditlensRun:
     rows_in_warehouse: int
 
 
-def sync_environment(base_url: str, key: str, account: str, workdir: Path, first: date) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
-    env.update(
-        {
-            "CREDITLENS_BASE_URL": base_url,
-            "CREDITLENS_API_KEY": key,
-            "CREDITLENS_ACCOUNT": account,
-            "CREDITLENS_WAREHOUSE": str(workdir / "warehouse.duckdb"),
-            "CREDITLENS_LEDGER_START": first.isoformat(),
-            "CREDITLENS_AUDIT_STATE_DIR": str(workdir / "audit-state"),
-            "PYTHONUNBUFFERED": "1",
-        }
+def sync_environment(
+    base_url: str, key: str, account: str, workdir: Path, first: date
+) -> dict[str, str]:
+    """A user's shell for this run: the settings' own variables, and the key in the variable the
+    account names."""
+    settings = Settings(
+        warehouse=workdir / "warehouse.duckdb",
+        ledger_start=first,
+        audit_state_dir=workdir / "audit-state",
+        accounts=(AccountSettings(name=account, base_url=base_url),),
     )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
+    env.update(settings.to_env())
+    env[settings.account.api_key_env] = key
+    env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
@@ -78,16 +82,8 @@ def run_creditlens(
     match = SUMMARY.search(run.stdout)
     if match is None:
         raise RuntimeError(f"creditlens sync printed no ledger summary:\n{run.stdout[-2000:]}")
-    fetched, landed, quarantined, windows, pages = (int(g) for g in match.groups()[:5])
     with duckdb.connect(str(workdir / "warehouse.duckdb"), read_only=True) as con:
         row = con.execute("SELECT count(*) FROM ledger_entries").fetchone()
-    return CreditlensRun(
-        run=run,
-        fetched=fetched,
-        landed=landed,
-        quarantined=quarantined,
-        windows=windows,
-        pages=pages,
-        ledger_s=float(match.group(6)),
-        rows_in_warehouse=int(row[0]) if row else 0,
-    )
+    *counts, ledger_s = match.groups()
+    # The summary's figures come in the order of the fields after ``run``.
+    return CreditlensRun(run, *(int(c) for c in counts), float(ledger_s), int(row[0]) if row else 0)

@@ -132,6 +132,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# The RFC 7807 members a ProblemError takes as arguments (``type`` is a builtin's name, so its
+# argument is ``type_``); every other member but ``status`` is kept in ``extra``.
+_PROBLEM_MEMBERS = {"title": "title", "detail": "detail", "instance": "instance", "type": "type_"}
+
+
 def problem_from_response(
     status: int,
     body: bytes,
@@ -145,33 +150,24 @@ def problem_from_response(
     message reaches the CLI, logs and Dagster's event log.
     """
     scrub = redactor.scrub if redactor else (lambda text: text)
-    title = detail = instance = type_ = None
+    members: dict[str, str | None] = dict.fromkeys(_PROBLEM_MEMBERS.values())
     extra: dict[str, Any] = {}
     try:
         doc = json.loads(body) if body else None
     except (ValueError, UnicodeDecodeError):
         doc = None
     if isinstance(doc, dict):
-        title, detail, instance, type_ = (
-            _scrubbed(doc.get(field), scrub) for field in ("title", "detail", "instance", "type")
-        )
+        members = {arg: _scrubbed(doc.get(name), scrub) for name, arg in _PROBLEM_MEMBERS.items()}
         extra = {
             scrub(str(k)): scrub(json.dumps(v, default=str))
             for k, v in doc.items()
-            if k not in {"title", "detail", "instance", "type", "status"}
+            if k not in _PROBLEM_MEMBERS and k != "status"
         }
-    if title is None:
-        title = httpx.codes.get_reason_phrase(status) or None
-    cls = problem_class(status)
-    return cls(
-        status=status,
-        title=title,
-        detail=detail,
-        instance=instance,
-        type_=type_,
-        path=path,
-        retry_after=parse_retry_after(headers.get("Retry-After")),
-        extra=extra,
+    if members["title"] is None:
+        members["title"] = httpx.codes.get_reason_phrase(status) or None
+    retry_after = parse_retry_after(headers.get("Retry-After"))
+    return problem_class(status)(
+        status=status, path=path, retry_after=retry_after, extra=extra, **members
     )
 
 

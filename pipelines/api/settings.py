@@ -1,70 +1,102 @@
-"""Settings of the platform client.
+"""Settings of the platform client, and the one way settings are read from the environment.
 
 Everything the spec leaves "not shown" that a real deployment could do differently is here,
-with the default creditlens chose (docs/contracts.md) and the environment variable that changes it.
+with the default creditlens chose (docs/contracts.md). Each field that a variable can change
+names that variable in its declaration (``env_field``), so the environment reader, the error
+messages and ``to_env`` all follow the declaration instead of a list kept beside it.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Literal
+import types
+import typing
+from collections.abc import Mapping
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from pipelines.api.errors import ConfigurationError
 
 RangeFormat = Literal["date", "datetime"]
 
-ENV = {
-    "base_url": "CREDITLENS_BASE_URL",
-    "api_key": "CREDITLENS_API_KEY",
-    "range_start_param": "CREDITLENS_RANGE_START_PARAM",
-    "range_end_param": "CREDITLENS_RANGE_END_PARAM",
-    "range_format": "CREDITLENS_RANGE_FORMAT",
-    "timeout_s": "CREDITLENS_TIMEOUT",
-    "max_retries": "CREDITLENS_MAX_RETRIES",
-    "concurrency": "CREDITLENS_CONCURRENCY",
-    "backoff_base_s": "CREDITLENS_BACKOFF_BASE_S",
-    "backoff_max_s": "CREDITLENS_BACKOFF_MAX_S",
-    "drift_retries": "CREDITLENS_DRIFT_RETRIES",
-    "processes": "CREDITLENS_PROCESSES",
-    "worker_min_entries": "CREDITLENS_WORKER_MIN_ENTRIES",
-}
+BASE_URL_ENV = "CREDITLENS_BASE_URL"
+API_KEY_ENV = "CREDITLENS_API_KEY"
 
 
-class ApiSettings(BaseModel):
-    """How to reach and read one company's API. The key is a SecretStr: its repr is masked."""
+def env_field(var: str, default: Any = ..., **constraints: Any) -> Any:
+    """A field that the environment variable ``var`` sets (an empty value counts as unset)."""
+    return Field(default, json_schema_extra={"env": var}, **constraints)
 
-    model_config = ConfigDict(frozen=True)
 
-    base_url: str
-    api_key: SecretStr
-    range_start_param: str = "startDate"
-    range_end_param: str = "endDate"
-    range_format: RangeFormat = "date"
-    timeout_s: float = Field(default=30.0, gt=0)
+def env_var(field: FieldInfo) -> str | None:
+    extra = field.json_schema_extra
+    return extra.get("env") if isinstance(extra, dict) else None  # type: ignore[return-value]
+
+
+def env_name(model: type[BaseModel], name: str) -> str:
+    """The variable that sets ``model.name``, for messages about it."""
+    return env_var(model.model_fields[name]) or name
+
+
+def http_url(value: str) -> str:
+    value = value.strip().rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+class ApiOptions(BaseModel):
+    """How to read one company's API, every option but where it is and the key.
+
+    Kept apart from the secret so it can travel anywhere (Dagster's run config, logs, worker
+    processes' arguments) without a key riding along.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    range_start_param: str = env_field("CREDITLENS_RANGE_START_PARAM", "startDate")
+    range_end_param: str = env_field("CREDITLENS_RANGE_END_PARAM", "endDate")
+    range_format: RangeFormat = env_field("CREDITLENS_RANGE_FORMAT", "date")
+    timeout_s: float = env_field("CREDITLENS_TIMEOUT", 30.0, gt=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    backoff_base_s: float = Field(default=0.25, ge=0)
-    backoff_max_s: float = Field(default=30.0, ge=0)
+    max_retries: int = env_field("CREDITLENS_MAX_RETRIES", 6, ge=0)
+    backoff_base_s: float = env_field("CREDITLENS_BACKOFF_BASE_S", 0.25, ge=0)
+    backoff_max_s: float = env_field("CREDITLENS_BACKOFF_MAX_S", 30.0, ge=0)
     page_size: int = Field(default=100, ge=1, le=100)
     max_window_days: int = Field(default=366, ge=1, le=366)
-    drift_retries: int = Field(default=5, ge=0)
-    concurrency: int = Field(default=4, ge=1, le=32)
+    drift_retries: int = env_field("CREDITLENS_DRIFT_RETRIES", 5, ge=0)
+    concurrency: int = env_field("CREDITLENS_CONCURRENCY", 4, ge=1, le=32)
     # Ledger windows read at once, each in its own process (1: all in the sync's process). Two by
     # default: a second core halves a long backfill, and each worker costs about 150 MB.
-    processes: int = Field(default=min(2, os.cpu_count() or 1), ge=1, le=32)
+    processes: int = env_field("CREDITLENS_PROCESSES", min(2, os.cpu_count() or 1), ge=1, le=32)
     # A window goes to a worker only when its first page says it holds at least this many
     # entries: starting one costs about a second of imports, which a small window does not repay.
-    worker_min_entries: int = Field(default=20_000, ge=0)
+    worker_min_entries: int = env_field("CREDITLENS_WORKER_MIN_ENTRIES", 20_000, ge=0)
+
+    def connect(self, base_url: str, api_key: str) -> ApiSettings:
+        """These options with a place and a key; one ConfigurationError line when one is bad."""
+        try:
+            return ApiSettings(**self.model_dump(), base_url=base_url, api_key=SecretStr(api_key))
+        except ValidationError as exc:
+            raise ConfigurationError(describe_validation_error(exc, ApiSettings)) from None
+
+
+class ApiSettings(ApiOptions):
+    """How to reach and read one company's API. The key is a SecretStr: its repr is masked."""
+
+    base_url: str = env_field(BASE_URL_ENV)
+    api_key: SecretStr = env_field(API_KEY_ENV)
 
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"base URL must start with http:// or https://, got {value!r}")
-        return value
+        return http_url(value)
 
     @field_validator("api_key")
     @classmethod
@@ -73,43 +105,130 @@ class ApiSettings(BaseModel):
             raise ValueError("the API key is empty")
         return value
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> ApiSettings:
-        """Build from CREDITLENS_* variables; one clear ConfigurationError when one is wrong."""
-        env = dict(os.environ if env is None else env)
-        values: dict[str, object] = {}
-        for field, var in ENV.items():
-            if env.get(var, "").strip():
-                values[field] = env[var].strip()
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if "base_url" not in values:
-            raise ConfigurationError(f"{ENV['base_url']} is not set: the platform API's base URL")
-        if "api_key" not in values:
-            raise ConfigurationError(f"{ENV['api_key']} is not set: the company's API key")
-        try:
-            return cls.model_validate(values)
-        except ValueError as exc:
-            raise ConfigurationError(describe_validation_error(exc)) from None
+
+# -- the environment, read and written through the declarations ---------------------------------
 
 
-def describe_validation_error(exc: ValueError) -> str:
-    """One line per wrong setting, naming the setting, never echoing a secret."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return str(exc)
+def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """The settings model a field holds, and whether it holds a tuple of them."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            if arg is not type(None):
+                return _model_in(arg)
+    if origin in (tuple, list):
+        return _model_in(typing.get_args(annotation)[0])[0], True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    return None, False
+
+
+def values_from_env(model: type[BaseModel], env: Mapping[str, str]) -> dict[str, Any]:
+    """The raw text of every field of ``model`` whose variable is set, nested models included.
+
+    A tuple of models (the accounts) holds exactly one element here: the environment describes
+    one of them, with the single-account variables.
+    """
+    values: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        var = env_var(field)
+        if var is not None:
+            if text := env.get(var, "").strip():
+                values[name] = text
+            continue
+        nested, many = _model_in(field.annotation)
+        if nested is None:
+            continue
+        inner = values_from_env(nested, env)
+        if many:
+            values[name] = [inner]
+        elif inner:
+            values[name] = inner
+    return values
+
+
+def env_vars(model: type[BaseModel]) -> list[str]:
+    """Every variable that sets a field of ``model`` or of the models it holds."""
+    names: list[str] = []
+    for field in model.model_fields.values():
+        if (var := env_var(field)) is not None:
+            names.append(var)
+        elif (nested := _model_in(field.annotation)[0]) is not None:
+            names += env_vars(nested)
+    return names
+
+
+def read_env(model: type[BaseModel], env: Mapping[str, str] | None = None) -> Any:
+    """``model`` built from the environment; any bad value is one ConfigurationError line."""
+    values = values_from_env(model, os.environ if env is None else env)
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigurationError(describe_validation_error(exc, model)) from None
+
+
+def _env_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, tuple | list):
+        return os.pathsep.join(str(v) for v in value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def to_env(settings: BaseModel) -> dict[str, str]:
+    """The variables that give ``settings`` back through ``read_env``: the fields set
+    explicitly, never a secret (a key is named by its variable, the caller sets it)."""
+    env: dict[str, str] = {}
+    for name in settings.model_fields_set:
+        field = type(settings).model_fields[name]
+        value = getattr(settings, name)
+        var = env_var(field)
+        if var is not None:
+            if value is not None and not isinstance(value, SecretStr):
+                env[var] = _env_text(value)
+            continue
+        nested, many = _model_in(field.annotation)
+        if nested is None:
+            continue
+        if many:
+            if len(value) != 1:
+                raise ConfigurationError(f"the environment describes one {name[:-1]}, not several")
+            value = value[0]
+        env.update(to_env(value))
+    return env
+
+
+def _field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
+    found: FieldInfo | None = None
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is not None and isinstance(part, str) and part in current.model_fields:
+            found = current.model_fields[part]
+            current = _model_in(found.annotation)[0]
+    return found
+
+
+def _is_secret(field: FieldInfo) -> bool:
+    nested = [field.annotation, *typing.get_args(field.annotation)]
+    return SecretStr in nested
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] = ApiSettings) -> str:
+    """One line naming each wrong setting by its variable, with the value given unless it is a
+    secret (a "missing" error's input is the whole model, which may hold the key: never shown)."""
     parts = []
-    for error in errors():
-        field = ".".join(str(p) for p in error.get("loc", ())) or "settings"
-        var = ENV.get(field, field)
-        parts.append(f"{var}: {error.get('msg', 'invalid')}")
+    for error in exc.errors():
+        loc = tuple(error.get("loc", ()))
+        field = _field_at(model, loc)
+        name = (env_var(field) if field else None) or ".".join(map(str, loc)) or "settings"
+        text = f"{name}: {error.get('msg', 'invalid').removeprefix('Value error, ')}"
+        value = error.get("input")
+        if isinstance(value, Path):
+            value = str(value)
+        plain = isinstance(value, str | int | float | Decimal) and not isinstance(value, bool)
+        if field is not None and plain and error.get("type") != "missing" and not _is_secret(field):
+            text += f", got {value!r}"
+        parts.append(text)
     return "; ".join(parts)
-
-
-def options_from_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The non-secret API settings present in the environment, for the Dagster resource."""
-    env = dict(os.environ if env is None else env)
-    return {
-        field: env[var].strip()
-        for field, var in ENV.items()
-        if field not in {"api_key", "base_url"} and env.get(var, "").strip()
-    }

@@ -1,40 +1,16 @@
-"""The key-exposure audit as a Dagster asset, with a weekly schedule.
+"""The key-exposure audit as a Dagster asset.
 
 Configured by CREDITLENS_AUDIT_INVENTORY (the inventory file) and CREDITLENS_AUDIT_SCAN (paths to
 scan, separated by the OS path separator). Results go to the key_audit table.
 """
 
-import os
-
-from dagster import (
-    AssetExecutionContext,
-    AssetSelection,
-    ConfigurableResource,
-    Failure,
-    MaterializeResult,
-    ScheduleDefinition,
-    asset,
-    define_asset_job,
-)
-from pydantic import Field
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from pipelines.audit.report import exit_code
+from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
 from pipelines.audit.severity import Severity
 from pipelines.resources import WarehouseResource
-
-
-class KeyAuditResource(ConfigurableResource):
-    inventory: str = Field(default="", description="Inventory file (CREDITLENS_AUDIT_INVENTORY).")
-    scan_paths: str = Field(default="", description="Paths to scan, os.pathsep-separated.")
-    timeout_s: float = 5.0
-
-    @classmethod
-    def from_env(cls) -> "KeyAuditResource":
-        return cls(
-            inventory=os.environ.get("CREDITLENS_AUDIT_INVENTORY", ""),
-            scan_paths=os.environ.get("CREDITLENS_AUDIT_SCAN", ""),
-        )
 
 
 @asset(
@@ -46,12 +22,12 @@ class KeyAuditResource(ConfigurableResource):
 def key_audit(
     context: AssetExecutionContext, key_audit_config: KeyAuditResource, warehouse: WarehouseResource
 ) -> MaterializeResult:
-    if not key_audit_config.inventory:
+    if key_audit_config.inventory is None:
         raise Failure("no key inventory: set CREDITLENS_AUDIT_INVENTORY to the inventory file")
-    scans = [p for p in key_audit_config.scan_paths.split(os.pathsep) if p]
     report = run_audit(
         key_audit_config.inventory,
-        scans,
+        key_audit_config.scan_paths,
+        settings=key_audit_config.settings(),
         api_settings_overrides={"timeout_s": key_audit_config.timeout_s},
         run_id=context.run.run_id,
     )
@@ -70,16 +46,3 @@ def key_audit(
             **{f"findings_{k}": v for k, v in by_severity.items() if k != "none"},
         }
     )
-
-
-audit_job = define_asset_job(
-    "key_audit_run", selection=AssetSelection.assets("key_audit"), description="Run the key audit."
-)
-
-weekly_key_audit = ScheduleDefinition(
-    name="weekly_key_audit",
-    job=audit_job,
-    cron_schedule="0 6 * * 1",
-    execution_timezone="UTC",
-    description="Mondays at 06:00 UTC.",
-)

@@ -7,7 +7,6 @@ not run (bad inventory, missing scan path, bad settings).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +22,7 @@ from pipelines.audit.run import run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError
 from pipelines.audit.severity import Severity
-from pipelines.warehouse.writer import Warehouse
+from pipelines.settings import Settings
 
 _STYLE = {
     Severity.CRITICAL: "bold red",
@@ -94,16 +93,18 @@ def audit(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--fail-on") from None
     try:
+        settings = Settings.from_env()
         report = run_audit(
             inventory,
             scan or [],
             base_url=base_url,
+            settings=settings,
             api_settings_overrides={"timeout_s": timeout},
         )
     except (InventoryError, ScanPathError, ConfigurationError, AuditSecretError) as exc:
         errors.print(f"[red]audit failed:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
-    landed = land_report(report)
+    landed = land_report(report, settings)
     if json_out is not None:
         json_out.write_text(to_json(report), encoding="utf-8")
     if sarif_out is not None:
@@ -114,12 +115,12 @@ def audit(
     raise typer.Exit(exit_code(report, threshold))
 
 
-def land_report(report: AuditReport) -> Path | None:
-    """History in the warehouse when one is configured (CREDITLENS_WAREHOUSE)."""
-    configured = os.environ.get("CREDITLENS_WAREHOUSE", "").strip()
-    if not configured:
+def land_report(report: AuditReport, settings: Settings) -> Path | None:
+    """History in the warehouse when one is configured (CREDITLENS_WAREHOUSE): an audit run
+    from a CI job or a laptop should not create a warehouse nobody asked for."""
+    if "warehouse" not in settings.model_fields_set:
         return None
-    warehouse = Warehouse(Path(configured))
+    warehouse = settings.open_warehouse()
     warehouse.append("key_audit", report.rows())
     warehouse.publish_analyst_copy()
     return warehouse.path

@@ -13,13 +13,13 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
+
+from pipelines.settings import Settings
 
 log = logging.getLogger(__name__)
 
-SECRET_ENV = "CREDITLENS_AUDIT_SECRET"
-STATE_DIR_ENV = "CREDITLENS_AUDIT_STATE_DIR"
-DEFAULT_STATE_DIR = Path("~/.creditlens")
 SECRET_FILE_NAME = "audit-secret"
 KEY_FINGERPRINT_HEX_CHARS = 16
 # Below this length the last four characters are too large a share of the key to show.
@@ -41,25 +41,30 @@ def last4(key: str) -> str:
     return key[-4:] if len(key) >= MIN_LENGTH_FOR_LAST4 else ""
 
 
-def load_secret(state_dir: Path | None = None, env: dict[str, str] | None = None) -> bytes:
-    """The installation's secret: from the environment, else a 0600 file created once.
+def load_secret(
+    state_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    settings: Settings | None = None,
+) -> bytes:
+    """The installation's secret: from its variable (CREDITLENS_AUDIT_SECRET), else a 0600 file
+    created once in ``state_dir``, by default the settings' (CREDITLENS_AUDIT_STATE_DIR).
 
-    The same secret must be used run after run, or fingerprints change and a dashboard
+    ``settings`` default to those of ``env``; the secret itself is read from ``env`` (the
+    process's environment when None), never from the settings, which hold only its variable's
+    name. The same secret must be used run after run, or fingerprints change and a dashboard
     tracking a key over time loses it.
     """
-    environ = os.environ if env is None else env
-    from_env = environ.get(SECRET_ENV, "")
-    if from_env.strip():
-        return from_env.strip().encode("utf-8")
-    if state_dir is None:
-        state_dir = Path(environ.get(STATE_DIR_ENV, "") or DEFAULT_STATE_DIR)
-    path = state_dir.expanduser() / SECRET_FILE_NAME
+    settings = settings or Settings.from_env(env)
+    given = settings.audit_secret(env)
+    if given is not None:
+        return given.get_secret_value().encode("utf-8")
+    path = (state_dir or settings.audit_state_dir).expanduser() / SECRET_FILE_NAME
     try:
         return _read_or_create(path)
     except OSError as exc:
         raise AuditSecretError(
             f"cannot read or create the audit secret {path}: {exc.strerror or exc}; "
-            f"set {SECRET_ENV} or choose another state dir"
+            f"set {settings.audit_secret_env} or choose another state dir"
         ) from None
 
 

@@ -23,7 +23,7 @@ from pipelines.api.errors import (
     Unauthorized,
 )
 from pipelines.api.redact import Redactor
-from pipelines.api.settings import ENV, ApiSettings, describe_validation_error
+from pipelines.api.settings import ApiSettings, describe_validation_error
 from pipelines.audit.endpoints import ENDPOINTS, Endpoint, Outcome
 from pipelines.audit.report import EndpointResult
 
@@ -31,22 +31,15 @@ log = logging.getLogger(__name__)
 
 # An audit wants an answer per endpoint, not a patient sync: no retries, short timeouts.
 AUDIT_DEFAULTS: dict[str, Any] = {"max_retries": 0, "timeout_s": 5.0}
-_FROM_ENV = ("range_start_param", "range_end_param", "range_format")
 _PLACEHOLDER_KEY = "audit-settings-check"
 
 
 def audit_settings(
-    base_url: str,
-    key: str,
-    overrides: Mapping[str, Any] | None = None,
-    env: Mapping[str, str] | None = None,
+    base_url: str, key: str, overrides: Mapping[str, Any] | None = None
 ) -> ApiSettings:
-    """Client settings for probing one key: the deployment's range params, audit timeouts."""
-    values: dict[str, Any] = {}
-    for name in _FROM_ENV:
-        if env and env.get(ENV[name], "").strip():
-            values[name] = env[ENV[name]].strip()
-    values.update(AUDIT_DEFAULTS)
+    """Client settings for probing one key: audit timeouts, then ``overrides``, where the caller
+    passes the deployment's ledger range parameters (``run_audit`` takes them from Settings)."""
+    values: dict[str, Any] = dict(AUDIT_DEFAULTS)
     overrides = dict(overrides or {})
     for forbidden in ("api_key", "base_url"):
         if forbidden in overrides:
@@ -61,11 +54,9 @@ def audit_settings(
         raise ConfigurationError(describe_validation_error(exc)) from None
 
 
-def check_settings(
-    base_url: str, overrides: Mapping[str, Any] | None, env: Mapping[str, str] | None
-) -> None:
+def check_settings(base_url: str, overrides: Mapping[str, Any] | None) -> None:
     """Fail the whole run early on bad overrides, rather than once per key."""
-    audit_settings(base_url, _PLACEHOLDER_KEY, overrides, env)
+    audit_settings(base_url, _PLACEHOLDER_KEY, overrides)
 
 
 def ledger_params(settings: ApiSettings, day: date) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.api.redact import Redactor, needles
-from pipelines.api.settings import ENV
+from pipelines.api.settings import BASE_URL_ENV
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.inventory import (
@@ -32,6 +32,7 @@ from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
 from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
 from pipelines.audit.scan import DEFAULT_MAX_FILE_BYTES, check_roots, place_covers, scan
+from pipelines.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ def run_audit(
     scan_paths: Sequence[Path | str] = (),
     *,
     base_url: str | None = None,
+    settings: Settings | None = None,
     api_settings_overrides: Mapping[str, Any] | None = None,
     secret: bytes | None = None,
     env: Mapping[str, str] | None = None,
@@ -55,18 +57,30 @@ def run_audit(
     """Audit every key of the inventory. Raises InventoryError, ScanPathError or
     ConfigurationError for a run that cannot be meaningful; everything about a key is a result.
 
-    Base URL of a key: its own ``base_url``, else ``base_url`` here, else CREDITLENS_BASE_URL,
-    else the inventory's top-level ``base_url``.
+    Base URL of a key: its own ``base_url``, else ``base_url`` here, else the configured
+    account's (CREDITLENS_BASE_URL), else the inventory's top-level ``base_url``. ``settings``
+    default to those of ``env``; the keys themselves are read from ``env`` as the inventory says,
+    and so is the fingerprint secret as the settings say (else its file, in ``state_dir`` or the
+    settings' state dir), unless ``secret`` is given.
     """
     environ: Mapping[str, str] = os.environ if env is None else env
+    settings = settings or Settings.from_env(environ)
+    account = settings.account
+    # The deployment's ledger range parameters: an audit probes the API the sync reads.
+    overrides = {
+        "range_start_param": account.api.range_start_param,
+        "range_end_param": account.api.range_end_param,
+        "range_format": account.api.range_format,
+        **(api_settings_overrides or {}),
+    }
     inventory = load_inventory(inventory_path)
     roots = [Path(p).expanduser() for p in scan_paths]
     check_roots(roots)
-    default_url = base_url or environ.get(ENV["base_url"], "").strip() or inventory.base_url
+    default_url = base_url or account.base_url or inventory.base_url
     urls = {e.name: _base_url(e, default_url, inventory.path) for e in inventory.keys}
     for url in dict.fromkeys(urls.values()):
-        check_settings(url, api_settings_overrides, environ)
-    secret = secret if secret is not None else load_secret(state_dir, dict(environ))
+        check_settings(url, overrides)
+    secret = secret if secret is not None else load_secret(state_dir, environ, settings)
 
     keys: dict[str, str] = {}
     unavailable: dict[str, str] = {}
@@ -80,10 +94,8 @@ def run_audit(
     def probe(entry: KeyEntry) -> tuple[EndpointResult, ...]:
         if entry.name in unavailable:
             return ()
-        settings = audit_settings(
-            urls[entry.name], keys[entry.name], api_settings_overrides, environ
-        )
-        results = probe_key(settings, redactor, day)
+        client_settings = audit_settings(urls[entry.name], keys[entry.name], overrides)
+        results = probe_key(client_settings, redactor, day)
         log.info(
             "audited key %s (%s): %s",
             redactor.scrub(entry.name),
@@ -152,7 +164,7 @@ def _base_url(entry: KeyEntry, default: str | None, inventory: Path) -> str:
     if not url:
         raise ConfigurationError(
             f"{inventory}: key {entry.name!r}: no base URL: pass --base-url, set "
-            f"{ENV['base_url']}, or add base_url to the inventory"
+            f"{BASE_URL_ENV}, or add base_url to the inventory"
         )
     return url.rstrip("/")
 

@@ -15,7 +15,7 @@ import typer
 
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines
-from pipelines.settings import Settings
+from pipelines.settings import AccountSettings, Settings
 from simulator import Simulator, serve
 
 
@@ -30,23 +30,20 @@ def run_demo(directory: str, seed: int) -> None:
     first_day = (sim.clock.now - timedelta(days=spec.history_days - 1)).date()
     with serve(sim) as server:
         typer.echo(f"  simulator: {server.url} (company {company.name!r}, key 'demo-key')")
-        env = {
-            "CREDITLENS_BASE_URL": server.url,
-            "CREDITLENS_API_KEY": "demo-key",
-            "CREDITLENS_ACCOUNT": company.name,
-            "CREDITLENS_WAREHOUSE": str(root / "warehouse.duckdb"),
-            "CREDITLENS_REPORTS_DIR": str(root / "reports"),
-            "CREDITLENS_LEDGER_START": first_day.isoformat(),
-        }
-        os.environ.update(env)
+        demo = Settings(
+            warehouse=root / "warehouse.duckdb",
+            reports_dir=root / "reports",
+            ledger_start=first_day,
+            accounts=(AccountSettings(name=company.name, base_url=server.url),),
+        )
+        os.environ.update(demo.to_env())
+        os.environ[demo.account.api_key_env] = "demo-key"
         settings = Settings.from_env()
         report = run_sync(settings, first_day.isoformat(), None)
     for line in summary_lines(report):
         typer.echo(f"  {line}")
     site = run_report(settings, None, None, None)
-    analyst = settings.analyst_copy or settings.warehouse.with_name(
-        f"{settings.warehouse.stem}.analyst.duckdb"
-    )
+    analyst = settings.open_warehouse().analyst_copy
     typer.echo("")
     typer.echo(f"warehouse (pipeline):      {settings.warehouse}")
     typer.echo(f"analyst copy (read-only):  {analyst}")

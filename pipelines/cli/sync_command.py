@@ -5,17 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from pipelines.api.settings import ApiSettings
 from pipelines.cli.errors import UsageError
 from pipelines.cli.progress_view import sync_progress
 from pipelines.cli.runner import RunOutcome, instance, run_job
 from pipelines.definitions import build_definitions
+from pipelines.ledger.sync import LedgerSyncResult
+from pipelines.reconciliation.summary import HIDDEN_MOVEMENTS, CheckRecord, ReconciliationSummary
 from pipelines.settings import Settings, parse_day
+from pipelines.snapshots.fetch import SnapshotResult
 from pipelines.warehouse.read import WarehouseError, last_synced_day
 
 
 @dataclass
 class SyncReport:
+    """The three runs of a sync, read back through the types that wrote their metadata."""
+
     first: date
     last: date
     ledger: RunOutcome
@@ -25,9 +29,29 @@ class SyncReport:
     def outcomes(self) -> list[RunOutcome]:
         return [self.ledger, self.snapshots, self.reconciliation]
 
+    def ledger_result(self) -> LedgerSyncResult | None:
+        meta = self.ledger.materializations.get("ledger_entries")
+        return LedgerSyncResult.from_metadata(meta, self.ledger.run_id) if meta else None
+
+    def snapshot_results(self) -> dict[str, SnapshotResult]:
+        return {
+            name: SnapshotResult.from_metadata(meta)
+            for name, meta in self.snapshots.materializations.items()
+        }
+
+    def reconciliation_summary(self) -> ReconciliationSummary | None:
+        meta = self.reconciliation.materializations.get("balance_breaks")
+        return ReconciliationSummary.from_metadata(meta) if meta is not None else None
+
+    def reconciliation_checks(self) -> list[CheckRecord]:
+        return [
+            CheckRecord.from_metadata(name, passed, meta)
+            for name, (passed, _severity, meta) in sorted(self.reconciliation.checks.items())
+        ]
+
     def has_breaks(self) -> bool:
-        meta = self.reconciliation.materializations.get("balance_breaks", {})
-        return any(meta.get(f"breaks_{k}", 0) for k in ("continuity", "summary", "breakdown"))
+        summary = self.reconciliation_summary()
+        return summary is not None and summary.has_breaks
 
 
 def resolve_range(settings: Settings, since: str | None, until: str | None) -> tuple[date, date]:
@@ -54,7 +78,7 @@ def _resume_from(settings: Settings) -> date | None:
     if not settings.warehouse.exists():
         return None
     try:
-        last = last_synced_day(settings.warehouse, settings.account)
+        last = last_synced_day(settings.warehouse, settings.account.name)
     except WarehouseError:  # an unreadable warehouse: sync from the start
         return None
     if last is None:
@@ -77,7 +101,7 @@ def check_writable(settings: Settings) -> None:
 
 
 def run_sync(settings: Settings, since: str | None, until: str | None) -> SyncReport:
-    ApiSettings.from_env()  # fail fast, with one line, on a missing key or a bad base URL
+    settings.account.api_settings()  # fail fast, with one line, on a missing URL or key
     check_writable(settings)
     first, last = resolve_range(settings, since, until)
     defs = build_definitions(settings)
@@ -91,19 +115,14 @@ def run_sync(settings: Settings, since: str | None, until: str | None) -> SyncRe
 
 def summary_lines(report: SyncReport) -> list[str]:
     lines = []
-    meta = report.ledger.materializations.get("ledger_entries", {})
-    if meta:
-        lines.append(
-            f"ledger {meta.get('range')}: fetched {meta.get('entries_fetched')}, "
-            f"landed {meta.get('entries_landed')}, quarantined {meta.get('entries_quarantined')} "
-            f"({meta.get('windows')} windows, {meta.get('pages')} pages, "
-            f"{meta.get('duration_s')}s)"
-        )
-    for name, m in sorted(report.snapshots.materializations.items()):
-        state = "stored" if m.get("stored") else "unchanged"
-        shape = "" if m.get("shape_ok", True) else " (unexpected shape: kept as raw JSON)"
+    ledger = report.ledger_result()
+    if ledger is not None:
+        lines.append(ledger.summary())
+    for name, snapshot in sorted(report.snapshot_results().items()):
+        state = "stored" if snapshot.stored else "unchanged"
+        shape = "" if snapshot.shape_ok else " (unexpected shape: kept as raw JSON)"
         lines.append(f"{name}: {state}{shape}")
-    lines += reconciliation_lines(report.reconciliation)
+    lines += reconciliation_lines(report)
     failed = [
         f"check {name} failed: {meta}"
         for outcome in (report.ledger, report.snapshots)
@@ -113,20 +132,18 @@ def summary_lines(report: SyncReport) -> list[str]:
     return lines + failed
 
 
-def reconciliation_lines(outcome: RunOutcome) -> list[str]:
-    meta = outcome.materializations.get("balance_breaks")
-    if meta is None:
+def reconciliation_lines(report: SyncReport) -> list[str]:
+    summary = report.reconciliation_summary()
+    if summary is None:
         return []
-    counts = {k: meta.get(f"breaks_{k}", 0) for k in ("continuity", "summary", "breakdown")}
     lines = [
-        f"reconciliation ({meta.get('sign_convention')}, tolerance {meta.get('tolerance')}): "
-        f"{counts['continuity']} hidden movement(s), {counts['summary']} summary and "
-        f"{counts['breakdown']} breakdown mismatch(es)"
+        f"reconciliation ({summary.sign_convention}, tolerance {summary.tolerance}): "
+        f"{summary.breaks['continuity']} hidden movement(s), {summary.breaks['summary']} summary "
+        f"and {summary.breaks['breakdown']} breakdown mismatch(es)"
     ]
-    for name, (passed, _severity, check_meta) in sorted(outcome.checks.items()):
-        if name == "no_hidden_movements" and not passed:
-            for row in check_meta.get("breaks", [])[:10]:
-                lines.append(f"  hidden movement: {row.get('detail')}")
-        elif not passed or check_meta.get("status") == "unavailable":
-            lines.append(f"  {name}: {check_meta.get('message')}")
+    for check in report.reconciliation_checks():
+        if check.name == HIDDEN_MOVEMENTS and not check.passed:
+            lines += [f"  hidden movement: {row.get('detail')}" for row in check.breaks[:10]]
+        elif not check.passed or check.status == "unavailable":
+            lines.append(f"  {check.name}: {check.message}")
     return lines

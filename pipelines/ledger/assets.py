@@ -56,12 +56,8 @@ def build_ledger_asset(partitions: DailyPartitionsDefinition) -> AssetsDefinitio
                 ),
             )
         progress.report("ledger.done", result=result)
-        context.log.info(
-            f"ledger {result.range_start}..{result.range_end}: fetched {result.fetched}, "
-            f"landed {result.landed}, quarantined {result.quarantined} "
-            f"({result.windows} windows, {result.pages} pages, {result.duration_s:.1f}s)"
-        )
-        metadata = {k: v for k, v in result.metadata().items()}
+        context.log.info(result.summary())
+        metadata = result.metadata()
         metadata["invariant"] = MetadataValue.text(
             f"fetched {result.fetched} = landed {result.landed} + quarantined {result.quarantined}"
         )

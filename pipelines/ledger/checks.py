@@ -1,7 +1,5 @@
 """Checks on the landed ledger that Dagster records with every materialization."""
 
-from pathlib import Path
-
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetKey, asset_check
 
 from pipelines.resources import PlatformApiResource, WarehouseResource
@@ -19,7 +17,7 @@ LEDGER = AssetKey("ledger_entries")
 def fetched_equals_landed_plus_quarantined(
     platform_api: PlatformApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
-    counts = latest_sync_counts(Path(warehouse.path), platform_api.account)
+    counts = latest_sync_counts(warehouse.path, platform_api.account)
     if counts is None:
         return AssetCheckResult(passed=True, metadata={"note": "no sync recorded yet"})
     return AssetCheckResult(
@@ -42,7 +40,7 @@ def fetched_equals_landed_plus_quarantined(
 def entry_ids_unique(
     platform_api: PlatformApiResource, warehouse: WarehouseResource
 ) -> AssetCheckResult:
-    duplicates = duplicate_entry_ids(Path(warehouse.path), platform_api.account)
+    duplicates = duplicate_entry_ids(warehouse.path, platform_api.account)
     return AssetCheckResult(
         passed=duplicates == 0,
         severity=AssetCheckSeverity.ERROR,

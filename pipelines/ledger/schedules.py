@@ -1,5 +1,7 @@
 """The daily ledger sync: yesterday and today, plus a lookback for late or backdated entries."""
 
+from __future__ import annotations
+
 from datetime import timedelta
 
 from dagster import (
@@ -17,8 +19,11 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from pipelines.schedules import SCHEDULE_TIMEZONE
 
-def build_ledger_job(partitions: DailyPartitionsDefinition) -> UnresolvedAssetJobDefinition:
+
+def build_ledger_job() -> UnresolvedAssetJobDefinition:
+    """The job takes the ledger asset's partitions; a run's tags give the range of days."""
     return define_asset_job(
         "ledger_sync",
         selection=AssetSelection.assets("ledger_entries"),
@@ -32,7 +37,7 @@ def build_ledger_schedule(
     @schedule(
         job=job,
         cron_schedule="15 0 * * *",
-        execution_timezone="UTC",
+        execution_timezone=SCHEDULE_TIMEZONE,
         name="daily_ledger_sync",
         description=f"Daily at 00:15 UTC: the last {lookback_days} days through today.",
     )

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader
 from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
-from pipelines.warehouse.writer import LedgerLanding, Warehouse
+from pipelines.warehouse.writer import LandingResult, LedgerLanding, Warehouse
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,25 @@ class LedgerSyncResult:
     replaced: int
     duration_s: float
 
-    def metadata(self) -> dict[str, object]:
+    @classmethod
+    def of(
+        cls, landing: LedgerLanding, landed: LandingResult, duration_s: float
+    ) -> LedgerSyncResult:
+        """The sync as it landed. What it read is the landing's, under the same names, so it is
+        taken by name rather than copied field by field; what it wrote is the warehouse's."""
+        shared = {f.name for f in fields(landing)}
+        read = {f.name: getattr(landing, f.name) for f in fields(cls) if f.name in shared}
+        return cls(
+            **read,
+            fetched=landing.entries_fetched,
+            landed=landed.landed,
+            quarantined=landed.quarantined,
+            replaced=landed.replaced,
+            duration_s=duration_s,
+        )
+
+    def metadata(self) -> dict[str, Any]:
+        """What Dagster records; ``from_metadata`` reads it back, so the keys live here only."""
         return {
             "account": self.account,
             "range": f"{self.range_start.isoformat()}..{self.range_end.isoformat()}",
@@ -51,6 +70,34 @@ class LedgerSyncResult:
             "duration_s": round(self.duration_s, 3),
         }
 
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, Any], run_id: str = "") -> LedgerSyncResult:
+        first, _, last = str(metadata["range"]).partition("..")
+        return cls(
+            account=str(metadata["account"]),
+            run_id=run_id,
+            range_start=date.fromisoformat(first),
+            range_end=date.fromisoformat(last),
+            windows=int(metadata["windows"]),
+            pages=int(metadata["pages"]),
+            window_restarts=int(metadata["window_restarts"]),
+            requests=int(metadata["requests"]),
+            retries=int(metadata["retries"]),
+            fetched=int(metadata["entries_fetched"]),
+            landed=int(metadata["entries_landed"]),
+            quarantined=int(metadata["entries_quarantined"]),
+            replaced=int(metadata["rows_replaced"]),
+            duration_s=float(metadata["duration_s"]),
+        )
+
+    def summary(self) -> str:
+        """One line for people (and the ingestion benchmark, which parses it)."""
+        return (
+            f"ledger {self.range_start.isoformat()}..{self.range_end.isoformat()}: "
+            f"fetched {self.fetched}, landed {self.landed}, quarantined {self.quarantined} "
+            f"({self.windows} windows, {self.pages} pages, {round(self.duration_s, 3)}s)"
+        )
+
 
 ProgressHook = Callable[[PageSeen], None]
 
@@ -65,13 +112,10 @@ def sync_ledger(
     run_id: str,
     staging_root: Path,
     on_page: ProgressHook | None = None,
-    on_windows: Callable[[int, int], None] | None = None,
 ) -> LedgerSyncResult:
     started = time.monotonic()
     started_at = datetime.now(UTC)
     windows = LedgerReader(client).windows(first, last)
-    if on_windows:
-        on_windows(len(windows), 0)
     # Claims the run's folder (and sweeps those of killed syncs) before any window stages in it.
     owner = LedgerStaging(staging_root / run_id, account, run_id)
     try:
@@ -80,44 +124,23 @@ def sync_ledger(
             for w in windows
         ]
         staged = stage_windows(jobs, client, processes=client.settings.processes, on_page=on_page)
-        fetched = sum(s.fetched for s in staged)
-        requests = sum(s.requests for s in staged)
-        retries = sum(s.retries for s in staged)
-        pages = sum(s.pages for s in staged)
-        restarts = sum(s.restarts for s in staged)
-        result = warehouse.land_ledger(
-            LedgerLanding(
-                account=account,
-                run_id=run_id,
-                range_start=first,
-                range_end=last,
-                entry_files=landing_groups([f for s in staged for f in s.entry_files]),
-                quarantine_files=[f for s in staged for f in s.quarantine_files],
-                started_at=started_at,
-                windows=len(staged),
-                pages=pages,
-                window_restarts=restarts,
-                requests=requests,
-                retries=retries,
-                entries_fetched=fetched,
-            )
+        landing = LedgerLanding(
+            account=account,
+            run_id=run_id,
+            range_start=first,
+            range_end=last,
+            entry_files=landing_groups([f for s in staged for f in s.entry_files]),
+            quarantine_files=[f for s in staged for f in s.quarantine_files],
+            started_at=started_at,
+            windows=len(staged),
+            pages=sum(s.pages for s in staged),
+            window_restarts=sum(s.restarts for s in staged),
+            requests=sum(s.requests for s in staged),
+            retries=sum(s.retries for s in staged),
+            entries_fetched=sum(s.fetched for s in staged),
         )
+        landed = warehouse.land_ledger(landing)
     finally:
         owner.cleanup()
     warehouse.publish_analyst_copy()
-    return LedgerSyncResult(
-        account=account,
-        run_id=run_id,
-        range_start=first,
-        range_end=last,
-        windows=len(staged),
-        pages=pages,
-        window_restarts=restarts,
-        requests=requests,
-        retries=retries,
-        fetched=fetched,
-        landed=result.landed,
-        quarantined=result.quarantined,
-        replaced=result.replaced,
-        duration_s=time.monotonic() - started,
-    )
+    return LedgerSyncResult.of(landing, landed, time.monotonic() - started)

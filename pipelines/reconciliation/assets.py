@@ -5,6 +5,7 @@ ERROR-severity asset checks carrying the breaks in their metadata: finance acts 
 failing check must say exactly where and how much.
 """
 
+from collections.abc import Iterator
 from decimal import Decimal
 
 from dagster import (
@@ -14,43 +15,36 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetSpec,
-    ConfigurableResource,
     MaterializeResult,
-    MetadataValue,
     multi_asset,
 )
-from pydantic import Field
 
-from pipelines.reconciliation.run import ReconcileOptions, breaks_records, reconcile_account
-from pipelines.reconciliation.slices import SLICE_ENTRIES
+from pipelines.reconciliation.resources import ReconcileResource
+from pipelines.reconciliation.run import breaks_records, reconcile_account
+from pipelines.reconciliation.summary import (
+    BREAKDOWN,
+    HIDDEN_MOVEMENTS,
+    SUMMARY,
+    CheckRecord,
+    ReconciliationSummary,
+)
 from pipelines.resources import PlatformApiResource, WarehouseResource
+from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
+from transforms.cross_checks import CheckOutcome
 
-UPSTREAM = [
-    AssetKey("ledger_entries"),
-    AssetKey("consumption_snapshots"),
-    AssetKey("breakdown_snapshots"),
-    AssetKey("subscription_snapshots"),
-    AssetKey("campaigns"),
-]
+UPSTREAM = [AssetKey("ledger_entries"), *(AssetKey(table) for table in SNAPSHOT_TABLES)]
 
 
-class ReconcileResource(ConfigurableResource):
-    sign_convention: str = Field(default="signed", description="signed, unsigned or infer.")
-    tolerance: str = Field(default="0", description="Largest gap treated as continuous.")
-    debit_type_pattern: str = Field(default="", description="Regex of debit types (unsigned).")
-    slice_entries: int = Field(
-        default=SLICE_ENTRIES,
-        description="Entries reconciled at a time (whole UTC days); memory grows with it, not "
-        "with the ledger. 0: the whole ledger at once.",
+def _cross_check(name: str, outcome: CheckOutcome) -> CheckRecord:
+    """A cross-check against the platform's own figures fails on a break only: "unavailable"
+    (no snapshot to compare with) is said in its status and message, not failed."""
+    return CheckRecord(
+        name,
+        passed=outcome.status != "break",
+        status=outcome.status,
+        message=outcome.message,
+        breaks=breaks_records(outcome.breaks),
     )
-
-    def options(self) -> ReconcileOptions:
-        return ReconcileOptions(
-            sign_convention=self.sign_convention,
-            tolerance=Decimal(self.tolerance),
-            debit_type_pattern=self.debit_type_pattern or None,
-            slice_entries=self.slice_entries or None,
-        )
 
 
 @multi_asset(
@@ -78,17 +72,17 @@ class ReconcileResource(ConfigurableResource):
     ],
     check_specs=[
         AssetCheckSpec(
-            "no_hidden_movements",
+            HIDDEN_MOVEMENTS,
             asset="balance_breaks",
             description="Every balance change is explained by a ledger entry.",
         ),
         AssetCheckSpec(
-            "breakdown_matches_ledger",
+            BREAKDOWN,
             asset="balance_breaks",
             description="The current period's breakdown equals the ledger's debits.",
         ),
         AssetCheckSpec(
-            "summary_matches_ledger",
+            SUMMARY,
             asset="balance_breaks",
             description="The current balance equals the last entry's balanceAfter.",
         ),
@@ -99,55 +93,34 @@ def reconciliation(
     platform_api: PlatformApiResource,
     warehouse: WarehouseResource,
     reconcile_config: ReconcileResource,
-):
+) -> Iterator[MaterializeResult | AssetCheckResult]:
     wh = warehouse.warehouse()
-    result = reconcile_account(
-        wh, platform_api.account, reconcile_config.options(), context.run.run_id
-    )
+    account = platform_api.account
+    result = reconcile_account(wh, account, reconcile_config.options(account), context.run.run_id)
     wh.publish_analyst_copy()
-    counts = result.counts()
-    common = {
-        "account": result.account,
-        "entries": result.entries,
-        "sign_convention": result.convention + (" (inferred)" if result.inferred else ""),
-        "tolerance": str(result.tolerance),
-    }
-    yield MaterializeResult(
-        asset_key="balance_breaks",
-        metadata={**common, **{f"breaks_{k}": v for k, v in counts.items()}},
-    )
-    yield MaterializeResult(asset_key="daily_balance", metadata=common)
-    yield MaterializeResult(asset_key="ledger_enriched", metadata=common)
+    summary = ReconciliationSummary.of(result)
+    yield MaterializeResult(asset_key="balance_breaks", metadata=summary.metadata())
+    yield MaterializeResult(asset_key="daily_balance", metadata=summary.common_metadata())
+    yield MaterializeResult(asset_key="ledger_enriched", metadata=summary.common_metadata())
     continuity = result.continuity_breaks
-    yield AssetCheckResult(
-        check_name="no_hidden_movements",
-        asset_key="balance_breaks",
+    hidden = CheckRecord(
+        HIDDEN_MOVEMENTS,
         passed=continuity.height == 0,
-        severity=AssetCheckSeverity.ERROR,
-        metadata={
-            "hidden_movements": continuity.height,
-            "ambiguous_ties": result.ambiguous_ties,
-            "net_gap": str(sum(continuity["gap"].to_list(), Decimal(0))),
-            "breaks": MetadataValue.json(breaks_records(continuity)),
-        },
+        breaks=breaks_records(continuity),
+        hidden_movements=continuity.height,
+        ambiguous_ties=result.ambiguous_ties,
+        net_gap=sum(continuity["gap"].to_list(), Decimal(0)),
     )
-    breakdown = result.breakdown
-    yield AssetCheckResult(
-        check_name="breakdown_matches_ledger",
-        asset_key="balance_breaks",
-        passed=breakdown.status != "break",
-        severity=AssetCheckSeverity.ERROR,
-        metadata={
-            "status": breakdown.status,
-            "message": breakdown.message,
-            "breaks": MetadataValue.json(breaks_records(breakdown.breaks)),
-        },
+    checks = (
+        hidden,
+        _cross_check(BREAKDOWN, result.breakdown),
+        _cross_check(SUMMARY, result.summary),
     )
-    summary = result.summary
-    yield AssetCheckResult(
-        check_name="summary_matches_ledger",
-        asset_key="balance_breaks",
-        passed=summary.status != "break",
-        severity=AssetCheckSeverity.ERROR,
-        metadata={"status": summary.status, "message": summary.message},
-    )
+    for check in checks:
+        yield AssetCheckResult(
+            check_name=check.name,
+            asset_key="balance_breaks",
+            passed=check.passed,
+            severity=AssetCheckSeverity.ERROR,
+            metadata=check.metadata(),
+        )

@@ -2,8 +2,10 @@
 
 from dagster import AssetSelection, define_asset_job
 
+from pipelines.reconciliation.assets import reconciliation
+
 reconciliation_job = define_asset_job(
     "reconciliation_run",
-    selection=AssetSelection.assets("balance_breaks", "daily_balance", "ledger_enriched"),
+    selection=AssetSelection.assets(reconciliation),
     description="Reconcile the landed ledger against itself and the snapshots.",
 )

@@ -1,4 +1,4 @@
-"""Snapshot assets: subscription, consumption summary, breakdown and campaigns.
+"""Snapshot assets, one per endpoint of the registry.
 
 Append-only history with fetched_at and a content hash; an unchanged snapshot is not stored again.
 """
@@ -6,21 +6,16 @@ Append-only history with fetched_at and a content hash; an unchanged snapshot is
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
 from pipelines.resources import PlatformApiResource, WarehouseResource
-from pipelines.snapshots.fetch import ENDPOINTS, snapshot
-
-DESCRIPTIONS = {
-    "subscription_snapshots": "The subscription contract (plan, status, features, limits).",
-    "consumption_snapshots": "The credit balance summary: balance, usage, billing period.",
-    "breakdown_snapshots": "Consumption of the current period per agent, campaign and channel.",
-    "campaigns": "Campaign ids and names.",
-}
+from pipelines.snapshots.fetch import snapshot
+from pipelines.snapshots.registry import SNAPSHOTS, SnapshotEndpoint
 
 
-def _snapshot_asset(table: str) -> AssetsDefinition:
+def _snapshot_asset(endpoint: SnapshotEndpoint) -> AssetsDefinition:
     @asset(
-        name=table,
+        name=endpoint.table,
         group_name="snapshots",
-        description=f"{DESCRIPTIONS[table]} GET {ENDPOINTS[table]}, history in the table {table}.",
+        description=f"{endpoint.description} GET {endpoint.path}, history in the table "
+        f"{endpoint.table}.",
         kinds={"duckdb", "python"},
     )
     def _asset(
@@ -30,31 +25,20 @@ def _snapshot_asset(table: str) -> AssetsDefinition:
     ) -> MaterializeResult:
         wh = warehouse.warehouse()
         with platform_api.client() as client:
-            rows, stored = snapshot(
+            result = snapshot(
                 client,
                 wh,
-                table,
-                account=platform_api.account,
+                endpoint,
+                account=platform_api.account_settings(),
                 run_id=context.run.run_id,
-                fields=platform_api.snapshot_fields(),
-                balance_field=platform_api.summary_balance_field,
             )
-        if rows.warning:
-            context.log.warning(rows.warning)
-        if stored:  # an unchanged snapshot wrote nothing: the analyst copy is still current
+        if result.warning:
+            context.log.warning(result.warning)
+        if result.stored:  # an unchanged snapshot wrote nothing: the analyst copy is still current
             wh.publish_analyst_copy()
-        return MaterializeResult(
-            metadata={
-                "account": platform_api.account,
-                "stored": stored,
-                "content_hash": rows.content_hash,
-                "rows": len(rows.rows),
-                "shape_ok": rows.shape_ok,
-                **rows.meta,
-            }
-        )
+        return MaterializeResult(metadata=result.metadata())
 
     return _asset
 
 
-SNAPSHOT_ASSETS = [_snapshot_asset(table) for table in ENDPOINTS]
+SNAPSHOT_ASSETS: list[AssetsDefinition] = [_snapshot_asset(e) for e in SNAPSHOTS]

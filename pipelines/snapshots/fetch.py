@@ -3,73 +3,89 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.api.client import PlatformClient
-from pipelines.snapshots.rows import (
-    SnapshotRows,
-    breakdown_rows,
-    campaign_rows,
-    consumption_rows,
-    subscription_rows,
-)
+from pipelines.settings import AccountSettings
+from pipelines.snapshots.registry import SnapshotEndpoint
+from pipelines.snapshots.rows import SnapshotRows, configured_fields, shape_warning
 from pipelines.warehouse.writer import Warehouse
 
 log = logging.getLogger(__name__)
 
-ENDPOINTS = {
-    "subscription_snapshots": "/Subscription",
-    "consumption_snapshots": "/Consumption",
-    "breakdown_snapshots": "/Consumption/breakdown",
-    "campaigns": "/Campaign",
-}
+# SnapshotResult's fields that are not metadata keys (each count is a key of its own).
+_UNRECORDED = ("warning", "counts")
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    """One snapshot fetched; its metadata keys are defined here and read back here only."""
+
+    account: str
+    stored: bool  # False: unchanged since the last one, nothing written
+    content_hash: str
+    rows: int
+    shape_ok: bool
+    warning: str | None = None  # logged when it happens, not recorded
+    counts: dict[str, int] = field(default_factory=dict)  # e.g. items, campaigns
+
+    def metadata(self) -> dict[str, Any]:
+        """Its fields under their own names (so a field added is recorded without a second
+        list to update), then each count as a key of its own."""
+        recorded = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in _UNRECORDED
+        }
+        return {**recorded, **self.counts}
+
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, Any]) -> SnapshotResult:
+        known = {f.name for f in fields(cls)}
+        return cls(
+            account=str(metadata.get("account", "")),
+            stored=bool(metadata.get("stored", False)),
+            shape_ok=bool(metadata.get("shape_ok", True)),
+            content_hash=str(metadata.get("content_hash", "")),
+            rows=int(metadata.get("rows", 0)),
+            counts={k: v for k, v in metadata.items() if k not in known and isinstance(v, int)},
+        )
 
 
 def build_rows(
-    table: str,
+    endpoint: SnapshotEndpoint,
     doc: Any,
     *,
-    account: str,
+    account: AccountSettings,
     run_id: str,
     fetched_at: datetime,
-    fields: dict[str, str],
-    balance_field: str = "balance",
 ) -> SnapshotRows:
-    base = {"account": account, "fetched_at": fetched_at, "run_id": run_id}
-    if table == "subscription_snapshots":
-        return subscription_rows(doc, base, fields)
-    if table == "consumption_snapshots":
-        return consumption_rows(doc, base, fields, balance_field)
-    if table == "breakdown_snapshots":
-        return breakdown_rows(doc, base, fields)
-    if table == "campaigns":
-        return campaign_rows(doc, base, fields)
-    raise ValueError(f"unknown snapshot table {table}")
+    base = {"account": account.name, "fetched_at": fetched_at, "run_id": run_id}
+    fields = configured_fields(account.snapshot_fields, account.summary_balance_field)
+    return endpoint.rows(doc, base, fields)
 
 
 def snapshot(
     client: PlatformClient,
     warehouse: Warehouse,
-    table: str,
+    endpoint: SnapshotEndpoint,
     *,
-    account: str,
+    account: AccountSettings,
     run_id: str,
-    fields: dict[str, str],
-    balance_field: str = "balance",
-) -> tuple[SnapshotRows, bool]:
-    """Returns the rows and whether they were stored (False: unchanged since the last one)."""
-    doc = client.get_json(ENDPOINTS[table])
-    rows = build_rows(
-        table,
-        doc,
-        account=account,
-        run_id=run_id,
-        fetched_at=datetime.now(UTC),
-        fields=fields,
-        balance_field=balance_field,
+) -> SnapshotResult:
+    doc = client.get_json(endpoint.path)
+    rows = build_rows(endpoint, doc, account=account, run_id=run_id, fetched_at=datetime.now(UTC))
+    warning = None
+    if rows.problem is not None:
+        warning = shape_warning(f"GET {endpoint.path}", rows.problem)
+        log.warning(warning)
+    stored = warehouse.land_snapshot(endpoint.table, account.name, rows.content_hash, rows.rows)
+    return SnapshotResult(
+        account=account.name,
+        stored=stored,
+        shape_ok=rows.shape_ok,
+        content_hash=rows.content_hash,
+        rows=len(rows.rows),
+        warning=warning,
+        counts=dict(rows.meta),
     )
-    if rows.warning:
-        log.warning(rows.warning)
-    stored = warehouse.land_snapshot(table, account, rows.content_hash, rows.rows)
-    return rows, stored

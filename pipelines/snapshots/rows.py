@@ -4,23 +4,32 @@ The spec does not show the snapshot payloads, so a real deployment may name fiel
 configured names are mapped onto ours first (CREDITLENS_SNAPSHOT_FIELDS, keys like
 ``consumption.balance``). A payload that still does not fit is stored whole as raw JSON with
 ``shape_ok = false`` and a warning, never a crash: the history must not have a hole because the
-platform changed a field.
+platform changed a field. A renamed field is read from its configured name only, and money must
+fit its DECIMAL(18,6) column exactly: a value DuckDB would round or refuse makes the payload unfit,
+its field named in the warning, rather than land as another number.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pipelines.api.ledger_entry import MONEY_PRECISION, MONEY_SCALE
 from pipelines.api.models import Breakdown, Campaign, ConsumptionSummary, Subscription
 
 VOLATILE_FIELDS = {"asOf"}
+# Snapshot money lands in DECIMAL(18,6) columns, all 12 integer digits usable (no balance is
+# derived from it, unlike a ledger entry's).
+_MONEY_QUANTUM = Decimal(1).scaleb(-MONEY_SCALE)
+_MONEY_BOUND = Decimal(10) ** (MONEY_PRECISION - MONEY_SCALE)
 
 # Our canonical field name (the pydantic alias) for each configurable field.
 DEFAULT_FIELDS: dict[str, str] = {
@@ -50,12 +59,20 @@ DEFAULT_FIELDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class SnapshotRows:
-    table: str
     content_hash: str
     rows: list[dict[str, Any]]
     shape_ok: bool
-    warning: str | None = None
+    problem: str | None = None  # why the payload did not fit, when it did not
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+def configured_fields(snapshot_fields: dict[str, str], balance_field: str) -> dict[str, str]:
+    """The wire names to map, CREDITLENS_SUMMARY_BALANCE_FIELD winning over the mapping's own
+    ``consumption.balance`` when it is not the default."""
+    fields = dict(snapshot_fields)
+    if balance_field != "balance":
+        fields["consumption.balance"] = balance_field
+    return fields
 
 
 def _json_default(value: Any) -> Any:
@@ -78,7 +95,12 @@ def content_hash(doc: Any) -> str:
 
 
 def _remap(doc: Any, prefix: str, fields: dict[str, str]) -> Any:
-    """Renames configured wire names to canonical ones, e.g. currentBalance -> balance."""
+    """Renames configured wire names to canonical ones, e.g. currentBalance -> balance.
+
+    A renamed field is read from its configured name only: a payload that lacks it but carries
+    a field spelled like our canonical name (a plain ``balance``) must not pass for having it,
+    so that canonical spelling is dropped here (raw_json still holds it).
+    """
     if not isinstance(doc, dict):
         return doc
     renames = {
@@ -87,165 +109,170 @@ def _remap(doc: Any, prefix: str, fields: dict[str, str]) -> Any:
         if key.startswith(prefix + ".")
         and key.count(".") == prefix.count(".") + 1
         and key in fields
+        and fields[key] != canonical
     }
-    return {renames.get(k, k): v for k, v in doc.items()}
+    shadowed = set(renames.values()) - set(renames)
+    return {renames.get(k, k): v for k, v in doc.items() if k not in shadowed}
+
+
+def _unfit_money(value: Decimal) -> str | None:
+    """Why DECIMAL(18,6) cannot hold ``value`` exactly, else None."""
+    if not value.is_finite():
+        return "not a finite number"
+    if abs(value) >= _MONEY_BOUND:
+        return f"more than {MONEY_PRECISION - MONEY_SCALE} integer digits"
+    if value != value.quantize(_MONEY_QUANTUM):
+        return f"finer than a micro-credit (more than {MONEY_SCALE} decimal places)"
+    return None
+
+
+def _inexact_money(value: Any, where: tuple[str | int, ...]) -> str | None:
+    """The first money value in ``value`` (a parsed model, its items, their fields) that would
+    not land exactly, named as a validation error names a field (``items.0.credits``)."""
+    if isinstance(value, Decimal):
+        why = _unfit_money(value)
+        return f"{'.'.join(map(str, where))}: {why}" if why else None
+    parts: list[tuple[str | int, Any]]
+    if isinstance(value, BaseModel):
+        parts = [
+            (info.alias or name, getattr(value, name))
+            for name, info in type(value).model_fields.items()
+        ]
+    elif isinstance(value, list):
+        parts = list(enumerate(value))
+    else:
+        return None
+    for key, part in parts:
+        if problem := _inexact_money(part, (*where, key)):
+            return problem
+    return None
 
 
 def _validate(model: type[BaseModel], doc: Any) -> tuple[BaseModel | None, str | None]:
+    """The payload as ``model``, or why it does not fit: a failed validation, or a money value
+    its DECIMAL(18,6) column would round (DuckDB rounds a finer value without a word) or refuse
+    (a larger one would fail the whole landing)."""
     try:
-        return model.model_validate(doc), None
+        parsed = model.model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
         return None, f"{where}: {first['msg']}"
+    problem = _inexact_money(parsed, ())
+    return (None, problem) if problem else (parsed, None)
 
 
-def _warn(endpoint: str, problem: str) -> str:
+def shape_warning(endpoint: str, problem: str) -> str:
     return (
         f"{endpoint} did not have the expected shape ({problem}); stored as raw JSON. "
         "If the platform names the fields differently, set CREDITLENS_SNAPSHOT_FIELDS."
     )
 
 
-def subscription_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> SnapshotRows:
-    model, problem = _validate(Subscription, _remap(doc, "subscription", fields))
-    row = {
+def _row(
+    base: dict[str, Any], digest: str, columns: dict[str, Any], shape_ok: bool, raw: Any
+) -> dict[str, Any]:
+    """One warehouse row: the frame every snapshot table shares around the endpoint's own
+    columns. ``raw`` is what was received (the payload, or one of its items)."""
+    return {
         **base,
-        "content_hash": content_hash(doc),
-        "plan": None,
-        "status": None,
-        "features": None,
-        "limits": None,
-        "current_period_start": None,
-        "current_period_end": None,
-        "shape_ok": model is not None,
-        "raw_json": canonical_json(doc),
+        "content_hash": digest,
+        **columns,
+        "shape_ok": shape_ok,
+        "raw_json": canonical_json(raw),
     }
-    if isinstance(model, Subscription):
-        row.update(
-            plan=model.plan,
-            status=model.status,
-            features=canonical_json(model.features) if model.features is not None else None,
-            limits=canonical_json(model.limits) if model.limits is not None else None,
-            current_period_start=model.current_period_start,
-            current_period_end=model.current_period_end,
-        )
-    return SnapshotRows(
-        "subscription_snapshots",
-        row["content_hash"],
-        [row],
-        model is not None,
-        None if model else _warn("GET /Subscription", problem or ""),
+
+
+def _json_or_none(value: Any) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+# The typed columns of the one-row snapshots, each read from the parsed payload.
+Columns = dict[str, Callable[[Any], Any]]
+SUBSCRIPTION_COLUMNS: Columns = {
+    "plan": attrgetter("plan"),
+    "status": attrgetter("status"),
+    "features": lambda s: _json_or_none(s.features),
+    "limits": lambda s: _json_or_none(s.limits),
+    "current_period_start": attrgetter("current_period_start"),
+    "current_period_end": attrgetter("current_period_end"),
+}
+CONSUMPTION_COLUMNS: Columns = {
+    name: attrgetter(name)
+    for name in (
+        "balance",
+        "credits_used",
+        "credits_included",
+        "period_start",
+        "period_end",
+        "as_of",
     )
+}
+BREAKDOWN_ITEM_COLUMNS = ("item_index", "agent_id", "campaign_id", "channel", "credits")
 
 
-def consumption_rows(
-    doc: Any, base: dict[str, Any], fields: dict[str, str], balance_field: str = "balance"
+def _one_row(
+    model: type[BaseModel],
+    prefix: str,
+    columns: Columns,
+    doc: Any,
+    base: dict[str, Any],
+    fields: dict[str, str],
 ) -> SnapshotRows:
-    mapping = dict(fields)
-    if balance_field != "balance":
-        mapping["consumption.balance"] = balance_field
-    model, problem = _validate(ConsumptionSummary, _remap(doc, "consumption", mapping))
-    row = {
-        **base,
-        "content_hash": content_hash(doc),
-        "balance": None,
-        "credits_used": None,
-        "credits_included": None,
-        "period_start": None,
-        "period_end": None,
-        "as_of": None,
-        "shape_ok": model is not None,
-        "raw_json": canonical_json(doc),
-    }
-    if isinstance(model, ConsumptionSummary):
-        row.update(
-            balance=model.balance,
-            credits_used=model.credits_used,
-            credits_included=model.credits_included,
-            period_start=model.period_start,
-            period_end=model.period_end,
-            as_of=model.as_of,
-        )
-    return SnapshotRows(
-        "consumption_snapshots",
-        row["content_hash"],
-        [row],
-        model is not None,
-        None if model else _warn("GET /Consumption", problem or ""),
-    )
+    """A snapshot stored as one row: its columns read from the payload, all null when the
+    payload did not fit (raw_json still holds it)."""
+    parsed, problem = _validate(model, _remap(doc, prefix, fields))
+    digest = content_hash(doc)
+    values = {name: None if parsed is None else read(parsed) for name, read in columns.items()}
+    row = _row(base, digest, values, parsed is not None, doc)
+    return SnapshotRows(digest, [row], parsed is not None, problem)
+
+
+def subscription_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> SnapshotRows:
+    return _one_row(Subscription, "subscription", SUBSCRIPTION_COLUMNS, doc, base, fields)
+
+
+def consumption_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> SnapshotRows:
+    return _one_row(ConsumptionSummary, "consumption", CONSUMPTION_COLUMNS, doc, base, fields)
 
 
 def breakdown_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> SnapshotRows:
+    """One row per item; an empty period is one row without an item (a snapshot too)."""
     remapped = _remap(doc, "breakdown", fields)
+    received: list[Any] = []
     if isinstance(remapped, dict) and isinstance(remapped.get("items"), list):
-        remapped = {
-            **remapped,
-            "items": [_remap(i, "breakdown.item", fields) for i in remapped["items"]],
-        }
+        received = remapped["items"]
+        remapped = {**remapped, "items": [_remap(i, "breakdown.item", fields) for i in received]}
     model, problem = _validate(Breakdown, remapped)
     digest = content_hash(doc)
-    common = {**base, "content_hash": digest}
+    no_item = dict.fromkeys(BREAKDOWN_ITEM_COLUMNS)
     if not isinstance(model, Breakdown):
-        row = {
-            **common,
-            "period_start": None,
-            "period_end": None,
-            "item_index": None,
-            "agent_id": None,
-            "campaign_id": None,
-            "channel": None,
-            "credits": None,
-            "shape_ok": False,
-            "raw_json": canonical_json(doc),
-        }
-        return SnapshotRows(
-            "breakdown_snapshots",
-            digest,
-            [row],
-            False,
-            _warn("GET /Consumption/breakdown", problem or ""),
-        )
-    raw_items = remapped["items"]
+        columns = {"period_start": None, "period_end": None, **no_item}
+        return SnapshotRows(digest, [_row(base, digest, columns, False, doc)], False, problem)
+    period = {"period_start": model.period_start, "period_end": model.period_end}
     rows = [
-        {
-            **common,
-            "period_start": model.period_start,
-            "period_end": model.period_end,
-            "item_index": i,
-            "agent_id": item.agent_id,
-            "campaign_id": item.campaign_id,
-            "channel": item.channel,
-            "credits": item.credits,
-            "shape_ok": True,
-            "raw_json": canonical_json(raw_items[i]),
-        }
-        for i, item in enumerate(model.items)
-    ]
-    if not rows:  # an empty period is a snapshot too
-        rows = [
+        _row(
+            base,
+            digest,
             {
-                **common,
-                "period_start": model.period_start,
-                "period_end": model.period_end,
-                "item_index": None,
-                "agent_id": None,
-                "campaign_id": None,
-                "channel": None,
-                "credits": None,
-                "shape_ok": True,
-                "raw_json": canonical_json(doc),
-            }
-        ]
-    return SnapshotRows(
-        "breakdown_snapshots", digest, rows, True, None, {"items": len(model.items)}
-    )
+                **period,
+                "item_index": i,
+                "agent_id": item.agent_id,
+                "campaign_id": item.campaign_id,
+                "channel": item.channel,
+                "credits": item.credits,
+            },
+            True,
+            received[i],
+        )
+        for i, item in enumerate(model.items)
+    ] or [_row(base, digest, {**period, **no_item}, True, doc)]
+    return SnapshotRows(digest, rows, True, None, {"items": len(model.items)})
 
 
 def campaign_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> SnapshotRows:
     items = doc.get("data") if isinstance(doc, dict) else doc
     digest = content_hash(doc)
-    common = {**base, "content_hash": digest}
     problem = None
     campaigns: list[tuple[Campaign, Any]] = []
     if not isinstance(items, list):
@@ -257,23 +284,11 @@ def campaign_rows(doc: Any, base: dict[str, Any], fields: dict[str, str]) -> Sna
                 problem = f"[{i}] {problem}"
                 break
             campaigns.append((model, item))
+    none = {"campaign_id": None, "name": None}
     if problem is not None:
-        row = {
-            **common,
-            "campaign_id": None,
-            "name": None,
-            "shape_ok": False,
-            "raw_json": canonical_json(doc),
-        }
-        return SnapshotRows("campaigns", digest, [row], False, _warn("GET /Campaign", problem))
+        return SnapshotRows(digest, [_row(base, digest, none, False, doc)], False, problem)
     rows = [
-        {
-            **common,
-            "campaign_id": model.id,
-            "name": model.name,
-            "shape_ok": True,
-            "raw_json": canonical_json(item),
-        }
+        _row(base, digest, {"campaign_id": model.id, "name": model.name}, True, item)
         for model, item in campaigns
-    ] or [{**common, "campaign_id": None, "name": None, "shape_ok": True, "raw_json": "[]"}]
-    return SnapshotRows("campaigns", digest, rows, True, None, {"campaigns": len(campaigns)})
+    ] or [_row(base, digest, none, True, [])]
+    return SnapshotRows(digest, rows, True, None, {"campaigns": len(campaigns)})

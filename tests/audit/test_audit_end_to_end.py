@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from pipelines.api.redact import needles
 from pipelines.audit import key_fingerprint, run_audit
 from pipelines.audit.cli import audit
-from pipelines.audit.key_fingerprint import SECRET_ENV
+from pipelines.settings import AUDIT_SECRET_ENV
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
 
@@ -90,7 +90,7 @@ def test_cli_exit_codes_outputs_and_no_key_anywhere(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     json_out, sarif_out = tmp_path / "audit.json", tmp_path / "audit.sarif"
-    env = {**estate["env"], SECRET_ENV: SECRET.decode(), "COLUMNS": "200"}
+    env = {**estate["env"], AUDIT_SECRET_ENV: SECRET.decode(), "COLUMNS": "200"}
     args = [
         "--inventory",
         str(estate["inventory"]),
@@ -128,7 +128,7 @@ def test_cli_exit_codes_outputs_and_no_key_anywhere(
 def test_cli_refuses_bad_inputs_with_exit_2(tmp_path: Path, server: ServerHandle) -> None:
     bad = tmp_path / "keys.toml"
     bad.write_text('[[keys]]\nname = "x"\nkey = "sk_live_abcdefabcdefabcdef"\nscope = "full"\n')
-    env = {SECRET_ENV: "s"}
+    env = {AUDIT_SECRET_ENV: "s"}
     result = CliRunner().invoke(command(), ["--inventory", str(bad)], env=env)
     assert result.exit_code == 2
     assert "must not be written" in result.output and "sk_live_abcdef" not in result.output
@@ -141,7 +141,7 @@ def test_cli_refuses_bad_inputs_with_exit_2(tmp_path: Path, server: ServerHandle
 
 def test_a_clean_estate_exits_0(tmp_path: Path, sim: Simulator, server: ServerHandle) -> None:
     inventory = write_inventory(tmp_path, key_block("sync", "K", "full", ("sync", "server")))
-    env = {"K": sim.key_for("acme"), SECRET_ENV: "s"}
+    env = {"K": sim.key_for("acme"), AUDIT_SECRET_ENV: "s"}
     args = ["--inventory", str(inventory), "--base-url", server.url]
     assert CliRunner().invoke(command(), args, env=env).exit_code == 0
 

@@ -9,10 +9,9 @@ import duckdb
 import pytest
 from dagster import DagsterInstance
 
-from pipelines.audit.key_fingerprint import SECRET_ENV
 from pipelines.cli.runner import run_job
 from pipelines.definitions import build_definitions
-from pipelines.settings import Settings
+from pipelines.settings import AUDIT_SECRET_ENV, Settings
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import key_block, write_inventory
 from tests.pipeline.helpers import cli
@@ -34,7 +33,7 @@ def audit_env(
         "CREDITLENS_API_KEY": sim.key_for("acme"),
         "CREDITLENS_WAREHOUSE": str(tmp_path / "wh" / "warehouse.duckdb"),
         "CREDITLENS_AUDIT_INVENTORY": str(inventory),
-        SECRET_ENV: "test-installation-secret",
+        AUDIT_SECRET_ENV: "test-installation-secret",
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -1,0 +1,18 @@
+"""The reconciliation domain: its multi-asset with checks, its job and its settings resource."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from pipelines.reconciliation.assets import reconciliation
+from pipelines.reconciliation.resources import ReconcileResource
+from pipelines.reconciliation.schedules import reconciliation_job
+from pipelines.settings import Settings
+
+
+def build_definitions(settings: Settings) -> Definitions:
+    return Definitions(
+        assets=[reconciliation],
+        jobs=[reconciliation_job],
+        resources={"reconcile_config": ReconcileResource.of(settings)},
+    )
