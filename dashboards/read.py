@@ -7,9 +7,8 @@ is released, so a sync never waits for a report to finish rendering.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from dashboards import model, periods
+from dashboards.usage import dimension_usage
 from pipelines.warehouse.read import QueryError, ReadConnection, open_read_only, table_names
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 from transforms.micros import MONEY
@@ -26,13 +26,6 @@ RECONCILIATION_TABLES = (
     "daily_balance",
     "balance_breaks",
     "reconciliation_runs",
-)
-_DAY = "CAST(timezone('UTC', created_at) AS DATE)"
-_MONTH = f"CAST(date_trunc('month', {_DAY}) AS DATE)"
-_USAGE = (
-    "coalesce(sum(abs(signed_amount)) FILTER (WHERE category = 'debit'), 0) AS consumption, "
-    "coalesce(sum(abs(signed_amount)) FILTER (WHERE category = 'refund'), 0) AS refunds, "
-    "count(*) FILTER (WHERE category = 'debit') AS entries"
 )
 
 
@@ -117,7 +110,7 @@ def _account(
     if "ledger_enriched" in tables:
         names = _campaign_names(con, name)
         for dimension in model.DIMENSIONS:
-            dimensions[dimension] = _dimension(con, name, dimension, names, month)
+            dimensions[dimension] = dimension_usage(con, name, dimension, names, month)
     return model.Account(
         name=name,
         as_of=as_of,
@@ -243,31 +236,39 @@ def _json(text: str | None, kind: type) -> Any:
     return value if isinstance(value, kind) else None
 
 
-def _subscription(con: ReadConnection, name: str) -> model.SubscriptionView | None:
+def _latest_snapshot(
+    con: ReadConnection, table: str, columns: str, name: str
+) -> tuple[Any, ...] | None:
+    """The account's newest readable snapshot in ``table`` (fetched_at, then ``columns``): an
+    unreadable one (shape_ok false) has only nulls to show, so an older readable one is shown."""
     rows = _rows(
         con,
-        "SELECT fetched_at, plan, status, features, limits, current_period_start, "
-        "current_period_end FROM subscription_snapshots WHERE account = ? AND shape_ok "
+        f"SELECT fetched_at, {columns} FROM {table} WHERE account = ? AND shape_ok "
         "ORDER BY fetched_at DESC LIMIT 1",
         [name],
     )
-    if not rows:
+    return rows[0] if rows else None
+
+
+def _subscription(con: ReadConnection, name: str) -> model.SubscriptionView | None:
+    row = _latest_snapshot(
+        con,
+        "subscription_snapshots",
+        "plan, status, features, limits, current_period_start, current_period_end",
+        name,
+    )
+    if row is None:
         return None
-    fetched, plan, status, features, limits, start, end = rows[0]
+    fetched, plan, status, features, limits, start, end = row
     return model.SubscriptionView(
         fetched, plan, status, _json(features, list), _json(limits, dict), start, end
     )
 
 
 def _consumption(con: ReadConnection, name: str) -> model.ConsumptionSnapshot | None:
-    rows = _rows(
-        con,
-        "SELECT fetched_at, balance, credits_used, credits_included, period_start, period_end "
-        "FROM consumption_snapshots WHERE account = ? AND shape_ok "
-        "ORDER BY fetched_at DESC LIMIT 1",
-        [name],
-    )
-    return model.ConsumptionSnapshot(*rows[0]) if rows else None
+    columns = "balance, credits_used, credits_included, period_start, period_end"
+    row = _latest_snapshot(con, "consumption_snapshots", columns, name)
+    return None if row is None else model.ConsumptionSnapshot(*row)
 
 
 def _agents_in_period(
@@ -305,63 +306,6 @@ def _campaign_names(con: ReadConnection, name: str) -> dict[str, str]:
     except QueryError:
         return {}
     return {campaign_id: campaign_name for campaign_id, campaign_name in rows}
-
-
-def _usage(rows: list[tuple]) -> dict[str | None, list[model.Usage]]:
-    out: dict[str | None, list[model.Usage]] = defaultdict(list)
-    for value, period, consumption, refunds, entries in rows:
-        out[value].append(
-            model.Usage(period, consumption, refunds, consumption - refunds, int(entries))
-        )
-    return out
-
-
-def _dimension(
-    con: ReadConnection,
-    name: str,
-    dimension: str,
-    campaign_names: dict[str, str],
-    month: date | None,
-) -> model.Dimension:
-    base = (
-        "FROM ledger_enriched WHERE account = ? AND category IN ('debit', 'refund') "
-        "GROUP BY ALL ORDER BY 2, 1"
-    )
-    daily = _usage(_rows(con, f"SELECT {dimension}, {_DAY}, {_USAGE} {base}", [name]))
-    monthly = _usage(_rows(con, f"SELECT {dimension}, {_MONTH}, {_USAGE} {base}", [name]))
-    values = []
-    for value in sorted(monthly, key=lambda v: (v is None, v or "")):
-        shown = value if value is not None else f"(no {model.DIMENSION_NAMES[dimension]})"
-        if dimension == "campaign_id" and value is not None:
-            shown = campaign_names.get(value) or value
-        values.append(model.DimensionValue(value, shown, daily.get(value, []), monthly[value]))
-    pairs: dict[str, dict[str | None, dict[str | None, tuple[Decimal, Decimal]]]] = {}
-    if month is not None:
-        previous = periods.add_months(month, -1)
-        for other in model.DIMENSIONS:
-            if other == dimension:
-                continue
-            rows = _rows(
-                con,
-                f"SELECT {dimension}, {other}, {_MONTH} AS month, sum(abs(signed_amount)) "
-                f"FROM ledger_enriched WHERE account = ? AND category = 'debit' "
-                f"AND created_at >= ? AND created_at < ? GROUP BY ALL",
-                [name, _utc(previous), _utc(periods.add_months(month, 1))],
-            )
-            table: dict[str | None, dict[str | None, tuple[Decimal, Decimal]]] = defaultdict(dict)
-            for value, other_value, row_month, amount in rows:
-                before, now = table[value].get(other_value, (Decimal(0), Decimal(0)))
-                if row_month == month:
-                    now += amount
-                else:
-                    before += amount
-                table[value][other_value] = (before, now)
-            pairs[other] = dict(table)
-    return model.Dimension(dimension, values, pairs)
-
-
-def _utc(day: date) -> datetime:
-    return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
 def _key_audit(con: ReadConnection) -> list[model.KeyAudit]:

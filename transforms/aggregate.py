@@ -1,4 +1,4 @@
-"""Statements and report aggregates, computed before anything is plotted.
+"""The daily statement, and the burn rate and runway the report derives from it.
 
 The daily statement is the ledger's own account of each day: the opening balance, the movements
 per category, the movements the ledger did not show (hidden_movements), and the closing balance,
@@ -8,11 +8,14 @@ previous closing. Outputs grow with days x dimensions, never with entries.
 Location of a hidden movement: the difference between an entry's balance_before and the previous
 entry's balance_after belongs to the UTC day of the later entry. A gap between two days thus opens
 the later day, and that day's opening is the previous day's closing.
+
+The monthly statement is the `monthly_statement` view over `daily_balance`
+(pipelines/warehouse/schema.py) and consumption per agent, campaign and channel is read in SQL by
+the report (dashboards/usage.py): one definition each, the one analysts and the report query.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Literal
@@ -22,9 +25,6 @@ import polars as pl
 from transforms.entry_type import CATEGORIES, DEFAULT_RULES, EntryTypeRules, type_meanings
 from transforms.micros import MONEY, from_micros, to_micros
 
-Grain = Literal["day", "week", "month"]
-Dimension = Literal["agent_id", "campaign_id", "channel"]
-
 MOVEMENT_COLUMNS: tuple[str, ...] = ("debits", "credits", "refunds", "adjustments", "other")
 _CATEGORY_COLUMN = dict(zip(CATEGORIES, MOVEMENT_COLUMNS, strict=True))
 STATEMENT_MONEY_COLUMNS: tuple[str, ...] = (
@@ -33,7 +33,7 @@ STATEMENT_MONEY_COLUMNS: tuple[str, ...] = (
     "hidden_movements",
     "closing",
 )
-_TRUNCATE: dict[str, str] = {"day": "1d", "week": "1w", "month": "1mo"}
+_TRUNCATE: dict[str, str] = {"day": "1d", "week": "1w"}
 
 
 def daily_balance(ordered: pl.DataFrame, rules: EntryTypeRules = DEFAULT_RULES) -> pl.DataFrame:
@@ -81,94 +81,6 @@ def daily_balance(ordered: pl.DataFrame, rules: EntryTypeRules = DEFAULT_RULES) 
     return daily.with_columns(
         from_micros(pl.col(c)).alias(c) for c in STATEMENT_MONEY_COLUMNS
     ).select("account", "day", *STATEMENT_MONEY_COLUMNS)
-
-
-def monthly_statement(daily: pl.DataFrame) -> pl.DataFrame:
-    """Per account and month (`month` = first day, a Date): the daily statement rolled up."""
-    return (
-        daily.sort("account", "day")
-        .group_by("account", month=pl.col("day").dt.truncate("1mo"), maintain_order=True)
-        .agg(
-            pl.col("opening").first(),
-            *[pl.col(c).sum() for c in (*MOVEMENT_COLUMNS, "hidden_movements")],
-            pl.col("closing").last(),
-        )
-        .with_columns(pl.col(c).cast(MONEY) for c in STATEMENT_MONEY_COLUMNS)
-        .sort("account", "month")
-        .select("account", "month", *STATEMENT_MONEY_COLUMNS)
-    )
-
-
-def consumption_by(
-    ordered: pl.DataFrame,
-    dimension: Dimension | Sequence[Dimension],
-    grain: Grain = "day",
-    rules: EntryTypeRules = DEFAULT_RULES,
-) -> pl.DataFrame:
-    """Consumption per account, period and dimension value(s).
-
-    `consumption` is the gross magnitude of debit-category entries (what the breakdown reports),
-    `refunds` the refunds tied to the same dimension, `net_consumption` their difference,
-    `entries` the number of debit-category entries. `period` is the Date the period starts
-    (weeks start on Monday).
-    """
-    dimensions = [dimension] if isinstance(dimension, str) else list(dimension)
-    meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
-    amount = to_micros(pl.col("signed_amount"))
-    is_debit = pl.col("category") == "debit"
-    is_refund = pl.col("category") == "refund"
-    return (
-        ordered.join(meanings, on="entry_type", how="left", nulls_equal=True)
-        .filter(is_debit | is_refund)
-        .group_by(
-            "account",
-            *dimensions,
-            period=pl.col("created_at").dt.truncate(_TRUNCATE[grain]).dt.date(),
-        )
-        .agg(
-            consumption=amount.filter(is_debit).abs().sum(),
-            refunds=amount.filter(is_refund).abs().sum(),
-            entries=is_debit.sum().cast(pl.Int64),
-        )
-        .with_columns(net_consumption=pl.col("consumption") - pl.col("refunds"))
-        .with_columns(
-            from_micros(pl.col(c)).alias(c) for c in ("consumption", "refunds", "net_consumption")
-        )
-        .sort("account", "period", *dimensions, nulls_last=True)
-        .select(
-            "account", "period", *dimensions, "consumption", "refunds", "net_consumption", "entries"
-        )
-    )
-
-
-def consumption_totals(
-    consumption: pl.DataFrame, dimension: Dimension | Sequence[Dimension]
-) -> pl.DataFrame:
-    """Totals per account and dimension value over the periods of `consumption_by`, with shares.
-
-    `share` is each value's fraction of the account's gross consumption: a Float64 ratio meant for
-    display (money stays Decimal), null when the account consumed nothing.
-    """
-    dimensions = [dimension] if isinstance(dimension, str) else list(dimension)
-    money = ("consumption", "refunds", "net_consumption")
-    totals = consumption.group_by("account", *dimensions).agg(
-        *[to_micros(pl.col(c)).sum() for c in money], pl.col("entries").sum()
-    )
-    account_total = pl.col("consumption").sum().over("account")
-    return (
-        totals.with_columns(
-            share=pl.when(account_total > 0).then(
-                pl.col("consumption").cast(pl.Float64) / account_total.cast(pl.Float64)
-            )
-        )
-        .with_columns(from_micros(pl.col(c)).alias(c) for c in money)
-        .sort(
-            ["account", "consumption", *dimensions],
-            descending=[False, True, *[False] * len(dimensions)],
-            nulls_last=True,
-        )
-        .select("account", *dimensions, *money, "entries", "share")
-    )
 
 
 def burn_rate(daily: pl.DataFrame, grain: Literal["day", "week"] = "day") -> pl.DataFrame:

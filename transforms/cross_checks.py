@@ -3,16 +3,20 @@
 A movement after the last entry only shows as a summary balance that differs from the last
 balance_after; a movement the ledger hides inside the period shows as a breakdown item that does
 not match the ledger's own debits. Both checks degrade to 'unavailable' (never an exception) when
-a deployment names the fields differently or the snapshot is missing: a reconciliation that
-crashes hides more than one that says what it could not check.
+the snapshot is missing or did not have the expected shape: a reconciliation that crashes hides
+more than one that says what it could not check.
+
+The snapshots are read as stored (`consumption_snapshots`, `breakdown_snapshots` rows): the
+payloads were parsed once, when they landed (pipelines/snapshots/rows.py, which also maps the
+field names a deployment configures), so nothing here parses JSON, text or field names again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Literal
 
 import polars as pl
@@ -33,47 +37,6 @@ class CheckOutcome:
     message: str
     breaks: pl.DataFrame
     tolerance: Decimal
-
-
-@dataclass(frozen=True)
-class BreakdownFields:
-    """Field names of `GET /Consumption/breakdown` (docs/contracts.md defaults)."""
-
-    period_start: str = "periodStart"
-    period_end: str = "periodEnd"
-    items: str = "items"
-    agent_id: str = "agentId"
-    campaign_id: str = "campaignId"
-    channel: str = "channel"
-    credits: str = "credits"
-
-
-def parse_money(value: Any) -> Decimal | None:
-    """Decimal, int or numeric text as an exact Decimal; a float goes through its text.
-
-    None for anything else (booleans included), so callers can report what they could not read.
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, Decimal | int | str | float):
-        try:
-            parsed = Decimal(str(value).strip())
-        except InvalidOperation:
-            return None
-        return parsed if parsed.is_finite() else None
-    return None
-
-
-def parse_instant(value: Any) -> datetime | None:
-    """ISO 8601 text or datetime as an aware UTC datetime (naive values are taken as UTC)."""
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if not isinstance(value, datetime):
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 @dataclass(frozen=True)
@@ -111,25 +74,25 @@ def unavailable(message: str, tolerance: Decimal) -> CheckOutcome:
     return CheckOutcome("unavailable", message, empty_breaks(), Decimal(tolerance))
 
 
-def summary_check(
-    ordered_ledger: pl.DataFrame,
-    snapshot: Mapping[str, Any] | None,
-    *,
-    account: str | None = None,
-    balance_field: str = "balance",
-    tolerance: Decimal = Decimal(0),
-) -> CheckOutcome:
-    """The snapshot's current balance against the ledger's last balance_after.
+def read_summary(rows: Sequence[Mapping[str, Any]]) -> Decimal | str:
+    """The balance of the latest stored summary, or why the summary cannot be checked.
 
-    A difference beyond `tolerance` is a 'summary' break: a movement after the last entry
-    (break_start = that entry's createdAt, break_end null).
+    `rows` are `consumption_snapshots` rows, newest first (`balance`, `shape_ok`); only the
+    first is read.
     """
-    return compare_summary(
-        ledger_end(ordered_ledger, account),
-        snapshot,
-        balance_field=balance_field,
-        tolerance=tolerance,
-    )
+    if not rows:
+        return "No consumption snapshot: the summary balance was not checked."
+    latest = rows[0]
+    if not latest["shape_ok"]:
+        return (
+            "The latest consumption snapshot did not have the expected shape (it is stored as "
+            "raw JSON): the summary balance was not checked."
+        )
+    if latest["balance"] is None:
+        return (
+            "The latest consumption snapshot has no balance: the summary balance was not checked."
+        )
+    return Decimal(latest["balance"])
 
 
 def ledger_end(ordered_ledger: pl.DataFrame, account: str | None = None) -> LedgerEnd | str:
@@ -144,26 +107,20 @@ def ledger_end(ordered_ledger: pl.DataFrame, account: str | None = None) -> Ledg
 
 def compare_summary(
     end: LedgerEnd | str,
-    snapshot: Mapping[str, Any] | None,
+    balance: Decimal | str,
     *,
-    balance_field: str = "balance",
     tolerance: Decimal = Decimal(0),
 ) -> CheckOutcome:
-    """The rule of `summary_check`, given the ledger's end (or why there is none)."""
+    """The summary's current balance against the ledger's last balance_after.
+
+    `end` is the ledger's last entry and `balance` the stored summary's (`read_summary`), each
+    or why there is none. A difference beyond `tolerance` is a 'summary' break: a movement after
+    the last entry (break_start = that entry's createdAt, break_end null).
+    """
     tolerance = Decimal(tolerance)
-    if snapshot is None:
-        return unavailable(
-            "No consumption snapshot: the summary balance was not checked.", tolerance
-        )
-    if balance_field not in snapshot:
-        return unavailable(
-            f"The consumption snapshot has no {balance_field!r} field: "
-            "the summary balance was not checked.",
-            tolerance,
-        )
-    observed = parse_money(snapshot[balance_field])
-    if observed is None:
-        return unavailable(f"The snapshot's {balance_field!r} is not a number.", tolerance)
+    if isinstance(balance, str):
+        return unavailable(balance, tolerance)
+    observed = balance
     if isinstance(end, str):
         return unavailable(end, tolerance)
     expected = end.balance_after
@@ -180,7 +137,7 @@ def compare_summary(
         f"Balance break on account {end.account} after the last entry: expected "
         f"{money_text(expected)} (balance_after of entry {end.entry_id} at "
         f"{_instant_text(end.created_at)}), actual {money_text(observed)} (summary "
-        f"{balance_field!r}), difference {money_text(gap)}."
+        f"balance), difference {money_text(gap)}."
     )
     row = {
         "account": end.account,
@@ -199,50 +156,31 @@ def compare_summary(
     return CheckOutcome("break", detail, breaks, tolerance)
 
 
-def breakdown_check(
-    ordered_ledger: pl.DataFrame,
-    breakdown: Mapping[str, Any] | None,
-    *,
-    account: str | None = None,
-    fields: BreakdownFields = BreakdownFields(),
-    tolerance: Decimal = Decimal(0),
-    rules: EntryTypeRules = DEFAULT_RULES,
-) -> CheckOutcome:
-    """Each breakdown item against the ledger's gross debit-category magnitudes.
+def read_breakdown(rows: Sequence[Mapping[str, Any]]) -> ReportedBreakdown | str:
+    """The latest stored breakdown's period and credits per item key, or why it cannot be checked.
 
-    The ledger side sums |amount| of debit-category entries with createdAt in
-    [periodStart, periodEnd) per (agent_id, campaign_id, channel); a key present on one side only
-    counts as zero on the other. Each mismatch is a 'breakdown' row with expected = ledger,
-    observed = breakdown, break_start/break_end = the period bounds.
+    `rows` are the `breakdown_snapshots` rows of one snapshot (`period_start`, `period_end`,
+    `item_index`, `agent_id`, `campaign_id`, `channel`, `credits`, `shape_ok`); a snapshot without
+    items is one row whose `item_index` is null.
     """
-    reported = read_breakdown(breakdown, fields)
-    if isinstance(reported, str):
-        return unavailable(reported, tolerance)
-    chosen = _one_account(ordered_ledger, account)
-    if isinstance(chosen, str):
-        return unavailable(chosen, tolerance)
-    name, entries = chosen
-    debits = ledger_debits(entries, reported.start, reported.end, rules)
-    return compare_breakdown(reported, LedgerDebits(name, debits), tolerance=tolerance)
-
-
-def read_breakdown(
-    breakdown: Mapping[str, Any] | None, fields: BreakdownFields = BreakdownFields()
-) -> ReportedBreakdown | str:
-    """The snapshot's period and items, or why the breakdown cannot be checked."""
-    if breakdown is None:
+    if not rows:
         return "No consumption breakdown: the breakdown was not checked."
-    start = parse_instant(breakdown.get(fields.period_start))
-    end = parse_instant(breakdown.get(fields.period_end))
-    if start is None or end is None:
+    first = rows[0]
+    if not first["shape_ok"]:
         return (
-            f"The breakdown has no readable {fields.period_start!r}/{fields.period_end!r}: "
-            "the breakdown was not checked."
+            "The latest consumption breakdown did not have the expected shape (it is stored as "
+            "raw JSON): the breakdown was not checked."
         )
-    items = _breakdown_items(breakdown.get(fields.items), fields)
-    if isinstance(items, str):
-        return items
-    return ReportedBreakdown(start, end, items)
+    start, end = first["period_start"], first["period_end"]
+    if start is None or end is None:
+        return "The breakdown has no period start or end: the breakdown was not checked."
+    items: dict[ItemKey, int] = {}
+    for row in rows:
+        if row["item_index"] is None:
+            continue
+        key = (row["agent_id"], row["campaign_id"], row["channel"])
+        items[key] = items.get(key, 0) + decimal_to_micros(Decimal(row["credits"]))
+    return ReportedBreakdown(_as_utc(start), _as_utc(end), items)
 
 
 def compare_breakdown(
@@ -251,7 +189,14 @@ def compare_breakdown(
     *,
     tolerance: Decimal = Decimal(0),
 ) -> CheckOutcome:
-    """The rule of `breakdown_check`, given both sides (or why one of them is missing)."""
+    """Each breakdown item against the ledger's gross debit-category magnitudes.
+
+    The ledger side (`ledger_debits`, summed over slices) is |amount| of debit-category entries
+    with createdAt in [period start, period end) per (agent_id, campaign_id, channel); a key
+    present on one side only counts as zero on the other. Each mismatch is a 'breakdown' row with
+    expected = ledger, observed = breakdown, break_start/break_end = the period bounds. Either
+    side may be the reason it is missing instead.
+    """
     tolerance = Decimal(tolerance)
     if isinstance(reported, str):
         return unavailable(reported, tolerance)
@@ -306,33 +251,6 @@ def _one_account(
     if len(accounts) > 1:
         return "The ledger holds several accounts: say which one the snapshot belongs to."
     return accounts[0], ordered_ledger
-
-
-def _breakdown_items(items: Any, fields: BreakdownFields) -> dict[ItemKey, int] | str:
-    if not isinstance(items, list):
-        return f"The breakdown has no {fields.items!r} list: the breakdown was not checked."
-    totals: dict[ItemKey, int] = {}
-    for position, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            return f"Breakdown item {position} is not an object."
-        credits = parse_money(item.get(fields.credits))
-        if credits is None:
-            return f"Breakdown item {position} has no readable {fields.credits!r}."
-        try:
-            micros = decimal_to_micros(credits)
-        except ValueError:
-            return f"Breakdown item {position} has credits with more than 6 decimal places."
-        key = (
-            _text_or_none(item.get(fields.agent_id)),
-            _text_or_none(item.get(fields.campaign_id)),
-            _text_or_none(item.get(fields.channel)),
-        )
-        totals[key] = totals.get(key, 0) + micros
-    return totals
-
-
-def _text_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def ledger_debits(
@@ -393,6 +311,11 @@ def _breakdown_row(
 
 def _key_order(key: ItemKey) -> tuple[tuple[bool, str], ...]:
     return tuple((part is not None, part or "") for part in key)
+
+
+def _as_utc(value: datetime) -> datetime:
+    """A stored TIMESTAMPTZ reads back aware; a naive instant is UTC, as the warehouse keeps it."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _instant_text(value: datetime) -> str:

@@ -64,23 +64,15 @@ class SignInference:
     pairs_explained: dict[str, int] = field(default_factory=dict)
 
 
-def infer_sign_convention(
-    ledger: pl.DataFrame,
-    rules: EntryTypeRules = DEFAULT_RULES,
-    default: SignConvention = "signed",
-) -> SignInference:
-    """The convention that explains the most consecutive pairs; a tie goes to `default`.
-
-    A tie happens when no debit-direction entry can tell them apart (only credits, or an empty
-    ledger): then both conventions produce the same signed amounts anyway.
-    """
-    return choose_sign_convention(sign_pair_counts(ledger, rules), default)
-
-
 def choose_sign_convention(
     counts: dict[str, int], default: SignConvention = "signed"
 ) -> SignInference:
-    """The decision alone, so counts summed over the slices of a ledger decide as the whole."""
+    """The convention that explains the most consecutive pairs; a tie goes to `default`.
+
+    Counts summed over the slices of a ledger (`sign_pair_counts`) decide as the whole would. A
+    tie happens when no debit-direction entry can tell them apart (only credits, or an empty
+    ledger): then both conventions produce the same signed amounts anyway.
+    """
     best = max(counts.values())
     winners = [c for c in SIGN_CONVENTIONS if counts[c] == best]
     chosen: SignConvention = default if default in winners else winners[0]

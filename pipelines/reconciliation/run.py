@@ -40,6 +40,7 @@ from transforms.cross_checks import (
     ledger_end,
     no_ledger_entries,
     read_breakdown,
+    read_summary,
 )
 from transforms.entry_type import EntryTypeRules
 from transforms.micros import decimal_to_micros
@@ -86,34 +87,22 @@ class ReconciliationResult:
         return {k: kinds.count(k) for k in ("continuity", "summary", "breakdown")}
 
 
-def _summary_doc(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not rows:
-        return None
-    row = rows[0]
-    if row["balance"] is None:
-        return {}  # the configured field was absent: the check says so instead of failing
-    return {"balance": row["balance"]}
+@dataclass(frozen=True)
+class Context:
+    """What every slice needs besides its entries: read once per reconciliation."""
+
+    subscriptions: pl.DataFrame
+    campaigns: pl.DataFrame
+    summary: Decimal | str  # the stored balance, or why the summary cannot be checked
+    breakdown: ReportedBreakdown | str
 
 
-def _breakdown_doc(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not rows or not rows[0]["shape_ok"]:
-        return None
-    first = rows[0]
-    items = [
-        {
-            "agentId": r["agent_id"],
-            "campaignId": r["campaign_id"],
-            "channel": r["channel"],
-            "credits": r["credits"],
-        }
-        for r in rows
-        if r["item_index"] is not None
-    ]
-    return {"periodStart": first["period_start"], "periodEnd": first["period_end"], "items": items}
+def load_context(source: Reader, account: str) -> Context:
+    """Everything but the ledger: small tables and the latest snapshots, read once.
 
-
-def load_context(source: Reader, account: str) -> dict[str, Any]:
-    """Everything but the ledger: small tables and the latest snapshots, read once."""
+    The snapshots are handed to the checks as stored: their payloads were parsed when they
+    landed, and are not parsed again here.
+    """
     subscriptions = source.read(
         "SELECT account, fetched_at, plan, status FROM subscription_snapshots "
         "WHERE account = ? AND shape_ok",
@@ -123,22 +112,23 @@ def load_context(source: Reader, account: str) -> dict[str, Any]:
         "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?", [account]
     )
     summary = source.read(
-        "SELECT balance FROM consumption_snapshots WHERE account = ? "
+        "SELECT balance, shape_ok FROM consumption_snapshots WHERE account = ? "
         "ORDER BY fetched_at DESC LIMIT 1",
         [account],
     )
     breakdown = source.read(
-        "SELECT * FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
+        "SELECT period_start, period_end, item_index, agent_id, campaign_id, channel, credits, "
+        "shape_ok FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
         "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
         "ORDER BY item_index",
         [account, account],
     )
-    return {
-        "subscriptions": subscriptions,
-        "campaigns": campaigns,
-        "summary": _summary_doc(summary.to_dicts()),
-        "breakdown": _breakdown_doc(breakdown.to_dicts()),
-    }
+    return Context(
+        subscriptions=subscriptions,
+        campaigns=campaigns,
+        summary=read_summary(summary.to_dicts()),
+        breakdown=read_breakdown(breakdown.to_dicts()),
+    )
 
 
 @dataclass(frozen=True)
@@ -151,8 +141,7 @@ class _Pass:
     convention: SignConvention
     tolerance: Decimal
     rules: EntryTypeRules
-    context: dict[str, Any]
-    reported: ReportedBreakdown | str
+    context: Context
 
 
 @dataclass
@@ -189,7 +178,6 @@ def reconcile_account(
             tolerance=tolerance,
             rules=rules,
             context=context,
-            reported=read_breakdown(context["breakdown"]),
         )
         totals = _Totals()
         for piece in slices:
@@ -199,11 +187,11 @@ def reconcile_account(
         last = totals.carry.last
         summary = compare_summary(
             ledger_end(last, account) if last is not None else no_ledger_entries(account),
-            context["summary"],
+            context.summary,
             tolerance=tolerance,
         )
         breakdown = compare_breakdown(
-            shared.reported,
+            context.breakdown,
             LedgerDebits(account, totals.debits) if entries else no_ledger_entries(account),
             tolerance=tolerance,
         )
@@ -265,10 +253,11 @@ def _reconcile_slice(
     context = shared.context
     out.insert(
         "ledger_enriched",
-        enriched_rows(ordered, context["subscriptions"], context["campaigns"], rules),
+        enriched_rows(ordered, context.subscriptions, context.campaigns, rules),
     )
-    if isinstance(shared.reported, ReportedBreakdown):
-        period = shared.reported.start, shared.reported.end
+    reported = shared.context.breakdown
+    if isinstance(reported, ReportedBreakdown):
+        period = reported.start, reported.end
         for key, micros in ledger_debits(ordered, *period, rules).items():
             totals.debits[key] = totals.debits.get(key, 0) + micros
     totals.continuity.append(part.breaks)

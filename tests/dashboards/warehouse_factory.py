@@ -1,32 +1,46 @@
-"""A real warehouse file (real schema, real migrations) filled with a small, known ledger.
+"""A real warehouse file filled with a small, known ledger by the code a sync runs.
 
-The reconciliation tables are written the way the pipeline defines them: ``daily_balance`` comes
-from ``transforms.aggregate.daily_balance`` over the enriched ledger, categories from
-``transforms.entry_type``. Hidden movements are planted between entries (one across a month
-boundary), an account has an idle month, and API text carries markup that must never run.
+The ledgers land through the sync's staging and `Warehouse.land_ledger`, the snapshots through the
+snapshot row builders and `Warehouse.land_snapshot`, the key audit as the audit appends it, and
+every derived table and view comes from `reconcile_account`: nothing here writes a table itself.
+Hidden movements are planted between entries (one across a month boundary), the summary is short
+of the ledger and one breakdown item differs from it, an account has an idle month, and API text
+carries markup that must never run.
 """
 
 from __future__ import annotations
 
-import json
 import random
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from pipelines.reconciliation.run import ReconcileOptions, reconcile_account
 from pipelines.warehouse.writer import Warehouse
-from transforms.aggregate import daily_balance
+from tests.reconciliation.warehouse_ledgers import (
+    breakdown_doc,
+    land_document,
+    land_ledger,
+    wire_instant,
+)
+from tests.transforms.ledgers import LEDGER_SCHEMA
 from transforms.entry_type import category_of
-from transforms.micros import MONEY
 
 XSS_CAMPAIGN = "<script>alert(1)</script>"
 XSS_AGENT = 'agt_<img src=x onerror="alert(2)">'
 MAIN = "default"
 SECOND = "Acme <Beta> & Co"
 RUN = "fixture-run"
+FETCHED = datetime(2026, 4, 15, 12, 0, tzinfo=UTC)  # the fixture's "now": its last sync
+PERIOD = (datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 5, 1, tzinfo=UTC))
+SUMMARY_SHORT_BY = Decimal("12.5")  # the summary balance is this much below the ledger's
+BREAKDOWN_EXTRA = Decimal("1.5")  # the breakdown reports this much more for one item
+MISREPORTED = (XSS_AGENT, "cmp_xss", "Phone")
 CAMPAIGNS = {
     "cmp_winter": "Winter renewals",
     "cmp_xss": XSS_CAMPAIGN,
@@ -161,251 +175,123 @@ def build_warehouse(path: Path) -> Fixture:
     ledgers = {MAIN: main, SECOND: second}
     warehouse = Warehouse(path)
     warehouse.ensure()
-    fetched = datetime(2026, 4, 15, 12, 0, tzinfo=UTC)
-    with warehouse.write() as con:
-        for ledger in ledgers.values():
-            _write_ledger(con, ledger, fetched)
-        _write_snapshots(con, main, fetched)
-        _write_breaks(con, main, fetched)
-        _write_breaks(con, second, fetched)
-        _write_key_audit(con)
+    for ledger in ledgers.values():
+        land_ledger(warehouse, _frame(ledger), run_id=RUN, fetched_at=FETCHED)
+    _as_synced_at_fetch_time(warehouse)
+    _land_snapshots(warehouse, main)
+    _land_key_audit(warehouse)
+    options = ReconcileOptions(sign_convention="infer")
+    for account in ledgers:
+        reconcile_account(warehouse, account, options, RUN)
     warehouse.publish_analyst_copy()
-    return Fixture(path, ledgers, fetched.date())
+    return Fixture(path, ledgers, FETCHED.date())
 
 
-def _write_ledger(con, ledger: Ledger, fetched: datetime) -> None:  # type: ignore[no-untyped-def]
-    rows, enriched = [], []
-    for position, e in enumerate(ledger.entries):
-        entry_id = f"{ledger.account}-{position:06d}-1"
-        day = e.created_at.date()
-        rows.append(
-            (
-                ledger.account,
-                entry_id,
-                e.created_at,
-                day,
-                e.entry_type,
-                e.amount,
-                e.description,
-                bool(e.description),
-                e.channel,
-                e.agent_id,
-                e.campaign_id,
-                e.balance_after,
-                None,
-                f"fp{position:030d}",
-                1,
-                RUN,
-                fetched,
-                day,
-                day,
-                1,
-                position,
-            )
-        )
-        enriched.append(
-            {
-                "account": ledger.account,
-                "entry_id": entry_id,
-                "chain_position": position,
-                "created_at": e.created_at,
-                "entry_type": e.entry_type,
-                "category": category_of(e.entry_type),
-                "amount": e.amount,
-                "signed_amount": e.amount,
-                "balance_before": e.balance_before,
-                "balance_after": e.balance_after,
-                "description": e.description,
-                "channel": e.channel,
-                "agent_id": e.agent_id,
-                "campaign_id": e.campaign_id,
-                "campaign_name": CAMPAIGNS.get(e.campaign_id or ""),
-                "plan": "Growth",
-                "status": "Active",
-                "subscription_backfilled": False,
-            }
-        )
-    con.executemany("INSERT INTO ledger_entries VALUES (" + ", ".join("?" * 21) + ")", rows)
-    money = {c: MONEY for c in ("amount", "signed_amount", "balance_before", "balance_after")}
-    frame = pl.DataFrame(
-        enriched,
-        schema_overrides={
-            **money,
-            "created_at": pl.Datetime("us", "UTC"),
-            "chain_position": pl.Int64,
-        },
-    )
-    con.register("enriched_rows", frame)
-    con.execute("INSERT INTO ledger_enriched BY NAME SELECT * FROM enriched_rows")
-    con.register("daily", daily_balance(frame))
-    con.register(
-        "entries", frame.group_by(pl.col("created_at").dt.date().alias("day")).len("entries")
-    )
-    con.execute(
-        "INSERT INTO daily_balance BY NAME SELECT d.*, e.entries, ? AS run_id "
-        "FROM daily d JOIN entries e USING (day)",
-        [RUN],
-    )
-    last = ledger.entries[-1]
-    con.execute(
-        "INSERT INTO reconciliation_runs VALUES (?, ?, ?, 'signed', true, ?, 3, 0, ?, ?, 0, "
-        "?, ?, 'ok', 'breakdown matches')",
-        [
-            ledger.account,
-            RUN,
-            fetched,
-            len(ledger.entries) - 1,
-            len(ledger.entries),
-            sum(1 for e in ledger.entries if e.hidden_before),
-            "break" if ledger.account == MAIN else "ok",
-            f"last balanceAfter {last.balance_after}",
-        ],
-    )
-
-
-def _write_snapshots(con, ledger: Ledger, fetched: datetime) -> None:  # type: ignore[no-untyped-def]
-    period_start = datetime(2026, 4, 1, tzinfo=UTC)
-    used = -sum(
-        (
-            e.amount
-            for e in ledger.entries
-            if e.entry_type == "Usage" and e.created_at >= period_start
-        ),
-        Decimal(0),
-    )
-    limits = {"monthlyCredits": 10000, "agents": 20, "concurrentCalls": 10}
-    con.execute(
-        "INSERT INTO subscription_snapshots VALUES (?, ?, 'h1', 'Growth', 'Active', ?, ?, ?, ?, "
-        "true, '{}', ?)",
-        [
-            ledger.account,
-            fetched,
-            json.dumps(["PhoneAgents", "ChatAgents"]),
-            json.dumps(limits),
-            period_start,
-            datetime(2026, 5, 1, tzinfo=UTC),
-            RUN,
-        ],
-    )
-    con.execute(
-        "INSERT INTO consumption_snapshots (account, fetched_at, content_hash, balance, "
-        "credits_used, credits_included, period_start, period_end, shape_ok, raw_json, run_id) "
-        "VALUES (?, ?, 'h2', ?, ?, 10000, ?, ?, true, '{}', ?)",
-        [
-            ledger.account,
-            fetched,
-            ledger.entries[-1].balance_after - Decimal("12.5"),
-            used,
-            period_start,
-            datetime(2026, 5, 1, tzinfo=UTC),
-            RUN,
-        ],
-    )
-    for campaign_id, name in CAMPAIGNS.items():
-        con.execute(
-            "INSERT INTO campaigns VALUES (?, ?, 'h3', ?, ?, true, '[]', ?)",
-            [ledger.account, fetched, campaign_id, name, RUN],
-        )
-
-
-def _write_breaks(con, ledger: Ledger, fetched: datetime) -> None:  # type: ignore[no-untyped-def]
-    entries = ledger.entries
-    for i, e in enumerate(entries):
-        if not e.hidden_before:
-            continue
-        before = entries[i - 1]
-        con.execute(
-            "INSERT INTO balance_breaks VALUES (?, 'continuity', ?, ?, ?, ?, ?, ?, ?, NULL, NULL, "
-            "NULL, false, ?, ?, ?)",
-            [
-                ledger.account,
-                before.created_at,
-                e.created_at,
-                before.balance_after,
-                e.balance_before,
-                e.balance_before - before.balance_after,
-                f"{ledger.account}-{i - 1:06d}-1",
-                f"{ledger.account}-{i:06d}-1",
-                f"Hidden movement of {e.hidden_before} <between> entries",
-                RUN,
-                fetched,
-            ],
-        )
-    if ledger.account == MAIN:
-        last = entries[-1]
-        con.execute(
-            "INSERT INTO balance_breaks VALUES (?, 'summary', ?, NULL, ?, ?, -12.5, ?, NULL, NULL, "
-            "NULL, NULL, false, 'Summary balance is 12.5 below the ledger', ?, ?)",
-            [
-                ledger.account,
-                last.created_at,
-                last.balance_after,
-                last.balance_after - Decimal("12.5"),
-                f"{MAIN}-{len(entries) - 1:06d}-1",
-                RUN,
-                fetched,
-            ],
-        )
-        con.execute(
-            "INSERT INTO balance_breaks VALUES (?, 'breakdown', NULL, NULL, 100, 101.5, 1.5, "
-            "NULL, NULL, ?, ?, 'Phone', NULL, ?, ?, ?)",
-            [MAIN, XSS_AGENT, "cmp_xss", f"Breakdown for {XSS_CAMPAIGN} differs", RUN, fetched],
-        )
-
-
-def _write_key_audit(con) -> None:  # type: ignore[no-untyped-def]
+def _frame(ledger: Ledger) -> pl.DataFrame:
+    """The ledger as the API reports it, in the landed shape the sync helpers take."""
     rows = [
-        (
-            "run-1",
-            datetime(2026, 4, 1, tzinfo=UTC),
-            "billing-prod",
-            "a1b2c3d4e5f60718",
-            "9f3e",
-            "active",
-            "billing",
-            "low",
-            False,
-        ),
-        (
-            "run-2",
-            datetime(2026, 4, 8, tzinfo=UTC),
-            "billing-prod",
-            "a1b2c3d4e5f60718",
-            "9f3e",
-            "active",
-            "billing",
-            "high",
-            True,
-        ),
-        (
-            "run-2",
-            datetime(2026, 4, 8, tzinfo=UTC),
-            "widget <b>key</b>",
-            "0011223344556677",
-            "",
-            "rejected",
-            "campaigns",
-            "none",
-            False,
-        ),
+        {
+            "account": ledger.account,
+            "entry_id": None,  # the landing gives the identity
+            "created_at": e.created_at,
+            "entry_type": e.entry_type,
+            "amount": e.amount,
+            "description": e.description,
+            "has_description": bool(e.description),
+            "channel": e.channel,
+            "agent_id": e.agent_id,
+            "campaign_id": e.campaign_id,
+            "balance_after": e.balance_after,
+        }
+        for e in ledger.entries
     ]
-    for run_id, at, name, fingerprint, last4, status, scope, severity, exposed in rows:
-        con.execute(
-            "INSERT INTO key_audit VALUES (?, ?, ?, ?, ?, ?, ?, [], [], [], [], ?, false, ?, ?, "
-            "[], [])",
-            [
-                run_id,
-                at,
-                name,
-                fingerprint,
-                last4,
-                status,
-                scope,
-                exposed,
-                severity,
-                1 if exposed else 0,
-            ],
-        )
+    return pl.DataFrame(rows, schema=LEDGER_SCHEMA, orient="row")
+
+
+def _as_synced_at_fetch_time(warehouse: Warehouse) -> None:
+    """Dates the syncs at the fixture's clock.
+
+    A landing stamps sync_runs.finished_at with the wall clock, and the report counts the last
+    sync as a day the data speaks for; this fixture's world stops at FETCHED, whatever day the
+    tests run on.
+    """
+    with warehouse.write() as con:
+        con.execute("UPDATE sync_runs SET started_at = ?, finished_at = ?", [FETCHED, FETCHED])
+
+
+def _land_snapshots(warehouse: Warehouse, ledger: Ledger) -> None:
+    """The main account's subscription, summary, campaigns and breakdown, fetched at FETCHED."""
+    account = ledger.account
+    in_period = [e for e in ledger.entries if PERIOD[0] <= e.created_at < PERIOD[1]]
+    used = -sum((e.amount for e in in_period if e.entry_type == "Usage"), Decimal(0))
+    subscription = {
+        "plan": "Growth",
+        "status": "Active",
+        "features": ["PhoneAgents", "ChatAgents"],
+        "limits": {"monthlyCredits": 10000, "agents": 20, "concurrentCalls": 10},
+        "currentPeriodStart": wire_instant(PERIOD[0]),
+        "currentPeriodEnd": wire_instant(PERIOD[1]),
+    }
+    summary = {
+        "balance": ledger.entries[-1].balance_after - SUMMARY_SHORT_BY,
+        "creditsUsed": used,
+        "creditsIncluded": 10000,
+        "periodStart": wire_instant(PERIOD[0]),
+        "periodEnd": wire_instant(PERIOD[1]),
+    }
+    campaigns = [{"id": cid, "name": name} for cid, name in CAMPAIGNS.items()]
+    # The breakdown agrees with the ledger's debits item by item, except one.
+    debits: dict[tuple[str | None, str | None, str | None], Decimal] = defaultdict(Decimal)
+    for e in in_period:
+        if category_of(e.entry_type) == "debit":
+            debits[(e.agent_id, e.campaign_id, e.channel)] += -e.amount
+    debits[MISREPORTED] += BREAKDOWN_EXTRA
+    items = [(*key, credits) for key, credits in debits.items()]
+    documents: list[tuple[str, Any]] = [
+        ("subscription_snapshots", subscription),
+        ("consumption_snapshots", summary),
+        ("campaigns", campaigns),
+        ("breakdown_snapshots", breakdown_doc(PERIOD, items)),
+    ]
+    for table, doc in documents:
+        land_document(warehouse, table, account, doc, fetched_at=FETCHED, run_id=RUN)
+
+
+def _land_key_audit(warehouse: Warehouse) -> None:
+    """Two audit runs, appended as the key audit appends its rows."""
+    audits = [
+        ("run-1", datetime(2026, 4, 1, tzinfo=UTC), "billing-prod", "a1b2c3d4e5f60718", "9f3e",
+         "active", "billing", "low", False),
+        ("run-2", datetime(2026, 4, 8, tzinfo=UTC), "billing-prod", "a1b2c3d4e5f60718", "9f3e",
+         "active", "billing", "high", True),
+        ("run-2", datetime(2026, 4, 8, tzinfo=UTC), "widget <b>key</b>", "0011223344556677", "",
+         "rejected", "campaigns", "none", False),
+    ]  # fmt: skip
+    for run_id in ("run-1", "run-2"):
+        rows = [
+            {
+                "run_id": run,
+                "audited_at": at,
+                "key_name": name,
+                "fingerprint": fingerprint,
+                "last4": last4,
+                "status": status,
+                "intended_scope": scope,
+                "endpoints_readable": [],
+                "endpoints_forbidden": [],
+                "endpoints_rejected": [],
+                "endpoints_unknown": [],
+                "billing_exposed": exposed,
+                "client_side_or_public": False,
+                "severity": severity,
+                "findings": 1 if exposed else 0,
+                "places_listed": [],
+                "places_found": [],
+            }
+            for run, at, name, fingerprint, last4, status, scope, severity, exposed in audits
+            if run == run_id
+        ]
+        warehouse.append("key_audit", rows)
 
 
 def empty_warehouse(path: Path) -> Path:

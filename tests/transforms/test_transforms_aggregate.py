@@ -1,14 +1,32 @@
-"""Statements (identity, DuckDB cross-check) and report aggregates."""
+"""Statements (identity, DuckDB cross-check) and report aggregates.
+
+The daily statement and burn rate are polars rules (transforms/aggregate). The monthly statement
+and consumption per dimension are SQL the warehouse and the report run (the `monthly_statement`
+view, dashboards/usage.py), so they are checked on real warehouse files filled by a sync's
+landing and reconciliation.
+"""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dashboards import model
+from dashboards.money import percent_text
+from dashboards.usage import dimension_usage
+from pipelines.warehouse.read import frame, open_read_only
+from pipelines.warehouse.schema import MONTHLY_STATEMENT
+from pipelines.warehouse.writer import Warehouse
+from tests.reconciliation.warehouse_ledgers import land_and_reconcile
 from tests.transforms.duck import query
 from tests.transforms.ledger_strategies import generic_chains
 from tests.transforms.ledgers import Chain, ledger_frame, money, seconds, shuffled
@@ -16,16 +34,18 @@ from transforms.aggregate import (
     MOVEMENT_COLUMNS,
     STATEMENT_MONEY_COLUMNS,
     burn_rate,
-    consumption_by,
-    consumption_totals,
     daily_balance,
-    monthly_statement,
     runway,
 )
 from transforms.continuity import reconcile_continuity
 from transforms.micros import MONEY
 
-SOME = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SOME = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+SERIAL = itertools.count()
 
 CATEGORY_SQL = """
     CASE
@@ -72,20 +92,48 @@ FROM daily GROUP BY ALL ORDER BY account, month
 """
 
 
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
+    """One file for the module: each example lands accounts of its own."""
+    wh = Warehouse(Path(tmp_path_factory.mktemp("statements")) / "warehouse.duckdb")
+    wh.ensure()
+    yield wh
+
+
 @st.composite
-def reconciled(draw: st.DrawFn) -> pl.DataFrame:
+def ledgers(draw: st.DrawFn) -> pl.DataFrame:
+    """One or two accounts' ledgers as the API returns them, in any order."""
     chains = [draw(generic_chains(account="acme", gap_count=draw(st.integers(0, 3))))]
     if draw(st.booleans()):
         chains.append(draw(generic_chains(account="beta", gap_count=1)))
-    frame = shuffled(ledger_frame(*chains), draw(st.integers(0, 2**16)))
-    return reconcile_continuity(frame).ordered
+    return shuffled(ledger_frame(*chains), draw(st.integers(0, 2**16)))
 
 
-def _assert_statement(frame: pl.DataFrame, period: str) -> None:
-    assert frame.schema[period] == pl.Date
-    for column in STATEMENT_MONEY_COLUMNS:
-        assert frame.schema[column] == MONEY
-    for account, rows in frame.group_by("account"):
+@st.composite
+def reconciled(draw: st.DrawFn) -> pl.DataFrame:
+    return reconcile_continuity(draw(ledgers())).ordered
+
+
+def monthly_statement(warehouse: Warehouse, ledger: pl.DataFrame) -> pl.DataFrame:
+    """The `monthly_statement` view after a sync of `ledger`, under its own account names.
+
+    Each call lands the accounts under fresh names, so the examples sharing the module's file
+    never see each other's history.
+    """
+    suffix = f"#{next(SERIAL)}"
+    land_and_reconcile(warehouse, ledger.with_columns(pl.col("account") + suffix))
+    with open_read_only(warehouse.path) as con:
+        view = frame(
+            con,
+            "SELECT * FROM monthly_statement WHERE ends_with(account, ?) ORDER BY account, month",
+            [suffix],
+        )
+    return view.with_columns(pl.col("account").str.strip_suffix(suffix))
+
+
+def _assert_balanced(statement: pl.DataFrame, period: str) -> None:
+    """opening + movements = closing in every period, each opening the previous closing."""
+    for account, rows in statement.group_by("account"):
         previous_closing = None
         for row in rows.sort(period).iter_rows(named=True):
             moved = sum((row[c] for c in (*MOVEMENT_COLUMNS, "hidden_movements")), Decimal(0))
@@ -95,22 +143,56 @@ def _assert_statement(frame: pl.DataFrame, period: str) -> None:
             previous_closing = row["closing"]
 
 
+def _assert_statement(statement: pl.DataFrame, period: str) -> None:
+    assert statement.schema[period] == pl.Date
+    for column in STATEMENT_MONEY_COLUMNS:
+        assert statement.schema[column] == MONEY
+    _assert_balanced(statement, period)
+
+
 @SOME
-@given(reconciled())
-def test_statement_identity_holds_every_day_and_month(ordered: pl.DataFrame) -> None:
-    daily = daily_balance(ordered)
+@given(ledger=ledgers())
+def test_statement_identity_holds_every_day_and_month(
+    warehouse: Warehouse, ledger: pl.DataFrame
+) -> None:
+    daily = daily_balance(reconcile_continuity(ledger).ordered)
     _assert_statement(daily, "day")
-    monthly = monthly_statement(daily)
-    _assert_statement(monthly, "month")
+    monthly = monthly_statement(warehouse, ledger)
+    assert monthly.schema["month"] == pl.Date
+    _assert_balanced(monthly, "month")
     assert monthly["month"].dt.day().unique().to_list() == [1]
 
 
+def test_monthly_statement_has_the_documented_types(warehouse: Warehouse) -> None:
+    chain = Chain(money("-1", "-2", "5"), seconds(0, 86400, 40 * 86400), opening=Decimal(10))
+    monthly = monthly_statement(warehouse, ledger_frame(chain))
+    for column in STATEMENT_MONEY_COLUMNS:
+        assert monthly.schema[column] == MONEY, column
+    with open_read_only(warehouse.path) as con:
+        described = dict(
+            (name, kind) for name, kind, *_ in con.execute("DESCRIBE monthly_statement").fetchall()
+        )
+    assert described == {c.name: c.type for c in MONTHLY_STATEMENT.columns}
+
+
 @SOME
-@given(reconciled())
-def test_daily_and_monthly_equal_an_independent_duckdb_computation(ordered: pl.DataFrame) -> None:
+@given(ledger=ledgers())
+def test_daily_and_monthly_equal_an_independent_duckdb_computation(
+    warehouse: Warehouse, ledger: pl.DataFrame
+) -> None:
+    ordered = reconcile_continuity(ledger).ordered
     daily = daily_balance(ordered)
     assert daily.to_dicts() == query(DAILY_SQL, ordered=ordered)
-    assert monthly_statement(daily).to_dicts() == query(MONTHLY_SQL, daily=daily)
+    monthly = monthly_statement(warehouse, ledger)
+    statement = monthly.select("account", "month", *STATEMENT_MONEY_COLUMNS)
+    assert statement.to_dicts() == query(MONTHLY_SQL, daily=daily)
+    entries = ledger.group_by(
+        "account", month=pl.col("created_at").dt.truncate("1mo").dt.date()
+    ).agg(pl.len().alias("entries"))
+    counted = monthly.select("account", "month", "entries").join(
+        entries, on=["account", "month"], how="full", coalesce=True
+    )
+    assert (counted["entries"] == counted["entries_right"]).all()
 
 
 @SOME
@@ -140,8 +222,11 @@ def test_gap_between_days_opens_the_later_day() -> None:
     assert second["closing"] == 9
 
 
-def _usage_ledger() -> pl.DataFrame:
-    chain = Chain(
+JANUARY = date(2025, 1, 1)
+
+
+def _usage_chain() -> Chain:
+    return Chain(
         amounts=money("-2", "-3", "1", "-4", "100", "-5"),
         opening=Decimal(0),
         offsets=seconds(0, 60, 120, 86400, 86400, 8 * 86400),
@@ -155,30 +240,59 @@ def _usage_ledger() -> pl.DataFrame:
             ("agt_a", "cmp_x", "Phone"),
         ],
     )
-    return reconcile_continuity(ledger_frame(chain)).ordered
 
 
-def test_consumption_by_agent_per_day_and_week() -> None:
-    by_day = consumption_by(_usage_ledger(), "agent_id")
-    assert by_day.columns == [
-        "account", "period", "agent_id", "consumption", "refunds", "net_consumption", "entries",
+def _usage_ledger() -> pl.DataFrame:
+    return reconcile_continuity(ledger_frame(_usage_chain())).ordered
+
+
+def _report_usage(warehouse: Warehouse, dimension: str) -> model.Dimension:
+    """What the report reads for `dimension` after a sync of the usage ledger."""
+    suffix = f"#{next(SERIAL)}"
+    account = f"acme{suffix}"
+    chain = dataclasses.replace(_usage_chain(), account=account)
+    land_and_reconcile(warehouse, ledger_frame(chain))
+    with open_read_only(warehouse.path) as con:
+        return dimension_usage(con, account, dimension, {}, JANUARY)
+
+
+def test_consumption_by_agent_per_day_and_month(warehouse: Warehouse) -> None:
+    agents = _report_usage(warehouse, "agent_id")
+    assert [f.name for f in dataclasses.fields(model.Usage)] == [
+        "period", "consumption", "refunds", "net", "entries",
     ]  # fmt: skip
-    rows = {(r["period"], r["agent_id"]): r for r in by_day.iter_rows(named=True)}
-    day1 = date(2025, 1, 1)
-    assert rows[(day1, "agt_b")]["consumption"] == 3
-    assert rows[(day1, "agt_b")]["refunds"] == 1
-    assert rows[(day1, "agt_b")]["net_consumption"] == 2
-    assert rows[(day1 + timedelta(days=1), "agt_a")]["consumption"] == 4
-    by_week = consumption_by(_usage_ledger(), ["agent_id", "channel"], grain="week")
-    assert by_week["period"].unique().sort().to_list() == [date(2024, 12, 30), date(2025, 1, 6)]
-    assert by_week.height == 3
+    by_value = {v.value: v for v in agents.values}
+    assert list(by_value) == ["agt_a", "agt_b"]  # a top-up is no agent's consumption
+    days = {(u.period, value): u for value, v in by_value.items() for u in v.daily}
+    day1 = JANUARY
+    assert days[(day1, "agt_b")].consumption == 3
+    assert days[(day1, "agt_b")].refunds == 1
+    assert days[(day1, "agt_b")].net == 2
+    assert days[(day1, "agt_b")].entries == 1
+    assert days[(date(2025, 1, 2), "agt_a")].consumption == 4
+    assert {u.period for v in agents.values for u in v.monthly} == {JANUARY}
+    assert [(u.consumption, u.refunds, u.entries) for u in by_value["agt_a"].monthly] == [
+        (Decimal(11), Decimal(0), 3)
+    ]
+    # Per agent and channel together: the report's figures beside the other dimensions.
+    assert agents.pairs["channel"] == {
+        "agt_a": {"Phone": (Decimal(0), Decimal(11))},
+        "agt_b": {"Chat": (Decimal(0), Decimal(3))},
+    }
 
 
-def test_totals_and_shares_per_campaign() -> None:
-    totals = consumption_totals(consumption_by(_usage_ledger(), "campaign_id"), "campaign_id")
-    assert totals["campaign_id"].to_list() == ["cmp_x", "cmp_y"]
-    assert totals["consumption"].to_list() == money("10", "4")
-    assert totals["share"].to_list() == [10 / 14, 4 / 14]
+def test_totals_and_shares_per_campaign(warehouse: Warehouse) -> None:
+    campaigns = _report_usage(warehouse, "campaign_id")
+    assert [v.value for v in campaigns.values] == ["cmp_x", "cmp_y"]
+    assert [v.total("consumption") for v in campaigns.values] == money("10", "4")
+    whole = campaigns.monthly_total(JANUARY)
+    assert whole == Decimal(14)
+    shares = [v.total("consumption") / whole for v in campaigns.values]
+    assert shares == [Decimal(10) / 14, Decimal(4) / 14]
+    assert [percent_text(v.total("consumption"), whole) for v in campaigns.values] == [
+        "71.4%",
+        "28.6%",
+    ]
 
 
 def test_burn_rate_and_runway() -> None:

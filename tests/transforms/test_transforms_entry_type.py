@@ -11,9 +11,15 @@ from hypothesis import strategies as st
 
 from tests.transforms.ledger_strategies import generic_chains
 from tests.transforms.ledgers import Chain, ledger_frame, money, seconds, shuffled, unsigned
+from transforms.continuity import reconcile_continuity
 from transforms.entry_type import EntryTypeRules, category_of, is_debit_direction, type_meanings
-from transforms.normalize import infer_sign_convention, with_signed_amount
-from transforms.reconcile import reconcile
+from transforms.normalize import (
+    SignConvention,
+    SignInference,
+    choose_sign_convention,
+    sign_pair_counts,
+    with_signed_amount,
+)
 
 
 @pytest.mark.parametrize(
@@ -71,11 +77,16 @@ def test_unsigned_amounts_are_negated_for_debit_types_only() -> None:
     assert as_is["signed_amount"].to_list() == money("-2", "5", "-1", "3")
 
 
+def _infer(ledger: pl.DataFrame, default: SignConvention = "signed") -> SignInference:
+    """Inference over a ledger read as one slice, as reconciliation decides it."""
+    return choose_sign_convention(sign_pair_counts(ledger), default)
+
+
 def test_inference_ties_go_to_the_default() -> None:
     credits_only = ledger_frame(Chain(money("5", "6"), seconds(0, 1)))
-    assert infer_sign_convention(credits_only).convention == "signed"
-    assert infer_sign_convention(credits_only, default="unsigned").convention == "unsigned"
-    empty = infer_sign_convention(ledger_frame())
+    assert _infer(credits_only).convention == "signed"
+    assert _infer(credits_only, default="unsigned").convention == "unsigned"
+    empty = _infer(ledger_frame())
     assert empty.pairs_explained == {"signed": 0, "unsigned": 0}
 
 
@@ -85,14 +96,16 @@ def test_inference_picks_the_convention_the_balances_follow(chain: Chain, seed: 
     frame = shuffled(ledger_frame(chain), seed)
     # The first entry has no predecessor, so only a later debit can tell the conventions apart.
     has_debit = any(a < 0 for a in chain.amounts[1:])
-    signed = infer_sign_convention(frame)
-    from_unsigned = infer_sign_convention(unsigned(frame))
+    signed = _infer(frame)
+    from_unsigned = _infer(unsigned(frame))
     assert signed.convention == "signed"
     assert from_unsigned.convention == ("unsigned" if has_debit else "signed")
     if has_debit:
         assert signed.pairs_explained["signed"] > signed.pairs_explained["unsigned"]
-        inferred = reconcile(unsigned(frame), convention="infer")
+        # What reconciliation does with "infer": decide, then reconcile under the decision.
+        inference = _infer(unsigned(frame))
+        inferred = reconcile_continuity(unsigned(frame), convention=inference.convention)
         assert inferred.convention == "unsigned"
-        assert inferred.inference == from_unsigned
+        assert inference == from_unsigned
         assert inferred.breaks.height == 0
         assert inferred.ordered["signed_amount"].sum() == sum(chain.amounts, Decimal(0))

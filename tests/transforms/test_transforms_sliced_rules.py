@@ -1,7 +1,8 @@
 """The rules that read a ledger in parts: the parts add up to the whole.
 
 Sign inference counts pairs per slice (with the entries of the timestamp before it) and decides
-once; the breakdown's ledger side sums debits per slice. Slices here are runs of whole days cut
+once; the breakdown's ledger side sums debits per slice. The whole is the same rules over the
+whole ledger at once. Slices here are runs of whole days cut
 anywhere, as reconciliation cuts them.
 """
 
@@ -14,17 +15,17 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.reconciliation.warehouse_ledgers import snapshot_rows
 from tests.transforms.ledger_strategies import generic_chains, small_chains
 from tests.transforms.ledgers import T0, ledger_frame, unsigned
 from transforms.continuity import reconcile_continuity
 from transforms.cross_checks import (
     LedgerDebits,
-    breakdown_check,
     compare_breakdown,
     ledger_debits,
     read_breakdown,
 )
-from transforms.normalize import choose_sign_convention, infer_sign_convention, sign_pair_counts
+from transforms.normalize import choose_sign_convention, sign_pair_counts
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -62,9 +63,9 @@ def test_pair_counts_over_day_slices_add_up_to_the_whole(
         for convention, count in sign_pair_counts(part, preceding=preceding).items():
             totals[convention] += count
         preceding = part.filter(pl.col("created_at") == pl.col("created_at").max())
-    whole = infer_sign_convention(ledger)
-    assert totals == whole.pairs_explained
-    assert choose_sign_convention(totals) == whole
+    whole = sign_pair_counts(ledger)
+    assert totals == whole
+    assert choose_sign_convention(totals) == choose_sign_convention(whole)
 
 
 @FAST
@@ -80,17 +81,19 @@ def test_breakdown_debits_over_slices_add_up_to_the_whole(
     ordered = reconcile_continuity(ledger_frame(chain)).ordered  # type: ignore[arg-type]
     start = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(days=start_day)
     doc = {
-        "periodStart": start,
-        "periodEnd": start + timedelta(days=days),
+        "periodStart": start.isoformat(),
+        "periodEnd": (start + timedelta(days=days)).isoformat(),
         "items": [{"agentId": "agt_a", "campaignId": "cmp_x", "channel": "Phone", "credits": 1}],
     }
-    reported = read_breakdown(doc)
+    landed = snapshot_rows("breakdown_snapshots", doc, "acme", fetched_at=start)
+    reported = read_breakdown(landed.rows)
     assert not isinstance(reported, str)
     totals: dict = {}
     for part in _day_slices(ordered, cuts):
         for key, micros in ledger_debits(part, reported.start, reported.end).items():
             totals[key] = totals.get(key, 0) + micros
     sliced = compare_breakdown(reported, LedgerDebits("acme", totals))
-    whole = breakdown_check(ordered, doc, account="acme")
+    whole_debits = ledger_debits(ordered, reported.start, reported.end)
+    whole = compare_breakdown(reported, LedgerDebits("acme", whole_debits))
     assert (sliced.status, sliced.message) == (whole.status, whole.message)
     assert sliced.breaks.equals(whole.breaks)
