@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from pipelines.audit import rules
 from pipelines.audit.endpoints import BY_NAME, Outcome
 from pipelines.audit.inventory import BILLING, KeyEntry
-from pipelines.audit.report import EndpointResult, Finding, KeyResult, KeyStatus, Location, ScanHit
+from pipelines.audit.report import (
+    EndpointResult,
+    Finding,
+    KeyResult,
+    KeyStatus,
+    Location,
+    ScanHit,
+    ScanStats,
+)
 from pipelines.audit.severity import Severity, highest
 
 
@@ -35,7 +43,12 @@ def assess(
     endpoints: Sequence[EndpointResult],
     hits: Sequence[ScanHit] = (),
     unavailable: str | None = None,
+    scan: ScanStats | None = None,
 ) -> KeyResult:
+    """Judge one key. ``scan`` is the statistics of the scan(s) that looked for it, if any:
+    a key the scan skipped as too short, or a scan that could not read everything, is a
+    finding too, because "no copy found" would otherwise read as "no copy exists".
+    """
     status = KeyStatus.UNKNOWN if unavailable else key_status(endpoints)
     readable = [r.endpoint for r in endpoints if r.outcome is Outcome.READABLE]
     billing_readable = tuple(n for n in readable if BY_NAME[n].is_billing)
@@ -53,6 +66,8 @@ def assess(
     else:
         findings.extend(_exposure_findings(ctx, status, billing_readable, beyond, endpoints))
     findings.extend(_unlisted_findings(ctx, status, billing_readable, hits))
+    if scan is not None and not unavailable:
+        findings.extend(_scan_findings(ctx, status, scan))
     return KeyResult(
         name=entry.name,
         fingerprint=fingerprint,
@@ -178,28 +193,77 @@ def _unlisted_findings(
         severity = Severity.MEDIUM
         state = "a key whose status is unknown"
         action = "Remove it from there and rotate it if the file was ever shared"
-    by_file: dict[str, list[ScanHit]] = {}
+    # A hit on a line marked creditlens:allow is accepted by whoever wrote the marker.
+    by_file: dict[tuple[str, str | None], list[ScanHit]] = {}
     for hit in hits:
-        if not hit.listed:
-            by_file.setdefault(hit.path, []).append(hit)
+        if not hit.listed and not hit.suppressed:
+            by_file.setdefault((hit.path, hit.commit), []).append(hit)
     out = []
-    for path, file_hits in by_file.items():
+    for (path, commit), file_hits in by_file.items():
         lines = ", ".join(str(h.line) for h in file_hits)
         encodings = ", ".join(sorted({h.encoding for h in file_hits}))
+        where = f"{path} in git commit {commit[:12]}" if commit else path
+        history = (
+            " It is in the repository's history: rewriting the history does not unshare it, "
+            "so rotate it."
+            if commit
+            else ""
+        )
         out.append(
             ctx.finding(
                 rules.UNLISTED_PLACE,
                 severity,
-                f"{state}, found in {path} (line {lines}; {encodings}), a place its inventory "
+                f"{state}, found in {where} (line {lines}; {encodings}), a place its inventory "
                 f"entry does not list. {action}; if the use is legitimate, add the place to "
-                "the inventory.",
+                f"the inventory.{history}",
                 tuple(
-                    Location(path=h.path, line=h.line, column=h.column, encoding=h.encoding)
+                    Location(
+                        path=h.path,
+                        line=h.line,
+                        column=h.column,
+                        encoding=h.encoding,
+                        commit=h.commit,
+                    )
                     for h in file_hits
                 ),
             )
         )
     return out
+
+
+def _scan_findings(ctx: _Context, status: KeyStatus, scan: ScanStats) -> list[Finding]:
+    if ctx.entry.name in scan.short_keys:
+        return [
+            ctx.finding(
+                rules.KEY_NOT_SCANNED,
+                Severity.LOW if status is KeyStatus.REJECTED else Severity.MEDIUM,
+                f"not searched for in the scanned files: it is shorter than "
+                f"{scan.min_key_chars} characters, and a key that short matches inside "
+                "unrelated words, so its copies cannot be told from noise (it is also easy "
+                "to guess). Rotate it to a full-length key, replace it where it is used and "
+                "rerun the audit.",
+            )
+        ]
+    files, folders = scan.skipped_unreadable, scan.skipped_unreadable_dirs
+    if not files and not folders:
+        return []
+    listed = [*scan.unreadable_dirs, *scan.unreadable_files]
+    counts = " and ".join(
+        f"{n} {noun}{'s' if n != 1 else ''}"
+        for n, noun in ((files, "file"), (folders, "folder"))
+        if n
+    )
+    shown = ", ".join(listed[:3]) + (", ..." if len(listed) > 3 or files + folders > 3 else "")
+    return [
+        ctx.finding(
+            rules.SCAN_INCOMPLETE,
+            Severity.MEDIUM,
+            f"the scan could not read {counts} ({shown}), so copies of the key there are not "
+            "ruled out. Give the audit read access to them (or leave them out of the scan) "
+            "and rerun it.",
+            tuple(Location(path=p) for p in listed),
+        )
+    ]
 
 
 def _rejected(entry: KeyEntry) -> str:

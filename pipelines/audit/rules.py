@@ -73,6 +73,27 @@ KEY_UNAVAILABLE = Rule(
     "Make the key readable by the audit (environment or file), or remove the entry.",
     Severity.LOW,
 )
+KEY_NOT_SCANNED = Rule(
+    "CLA007",
+    "key-too-short-to-scan",
+    "Key too short to search for in files",
+    "The key is shorter than the scan's minimum length, so searching for it would match "
+    "inside unrelated words; the scan did not look for it, and copies of it may lie anywhere. "
+    "A key that short is also easy to guess.",
+    "Rotate it to a full-length key issued by the API, replace it where it is used, and "
+    "rerun the audit so the new key is searched for.",
+    Severity.MEDIUM,
+)
+SCAN_INCOMPLETE = Rule(
+    "CLA008",
+    "scan-incomplete",
+    "The scan could not read some files or folders",
+    "Some files or folders under the scanned paths could not be opened or listed "
+    "(permissions, I/O errors, missing git objects), so copies of the key there are not "
+    "ruled out.",
+    "Give the audit read access to the listed paths (or exclude them from --scan) and rerun it.",
+    Severity.MEDIUM,
+)
 
 RULES: tuple[Rule, ...] = (
     BILLING_BEYOND_SCOPE,
@@ -81,5 +102,7 @@ RULES: tuple[Rule, ...] = (
     KEY_REJECTED,
     PROBE_INCOMPLETE,
     KEY_UNAVAILABLE,
+    KEY_NOT_SCANNED,
+    SCAN_INCOMPLETE,
 )
 BY_ID = {r.id: r for r in RULES}
