@@ -172,6 +172,40 @@ class Dimension:
 
 
 @dataclass(frozen=True)
+class KeyAuditPlace:
+    """Where a finding is: a file position (with the commit of a git-history hit) or a place
+    the inventory lists."""
+
+    path: str | None
+    line: int | None
+    column: int | None
+    encoding: str | None
+    commit: str | None
+    place: str | None
+    place_kind: str | None
+
+
+@dataclass(frozen=True)
+class KeyAuditFinding:
+    """One finding of a key's latest audit, as key_audit_findings stores it."""
+
+    finding_id: str
+    key_name: str
+    fingerprint: str | None
+    last4: str
+    key_status: str
+    severity: str
+    rule_id: str
+    rule_name: str
+    message: str
+    remedy: str
+    billing_readable: tuple[str, ...]
+    baselined: bool
+    counted: bool  # what the audit's exit code counted (not baselined)
+    places: tuple[KeyAuditPlace, ...]
+
+
+@dataclass(frozen=True)
 class KeyAudit:
     key_name: str
     fingerprint: str | None
@@ -183,6 +217,10 @@ class KeyAudit:
     client_side_or_public: bool
     findings: int
     audited_at: datetime
+    # The findings themselves; empty for runs from before they were stored (schema 5), see
+    # ``findings_recorded``.
+    finding_list: tuple[KeyAuditFinding, ...] = ()
+    findings_recorded: bool = True
 
 
 @dataclass

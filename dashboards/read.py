@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -53,7 +54,7 @@ def read_warehouse(
                 raise ReportError(f"no data for account {account!r} (accounts: {known})")
             names = [account]
         accounts = [_account(con, tables, name, month) for name in names]
-        audits = _key_audit(con) if "key_audit" in tables else []
+        audits = _key_audit(con, tables) if "key_audit" in tables else []
     return model.ReportData(accounts, audits, notices)
 
 
@@ -308,13 +309,61 @@ def _campaign_names(con: ReadConnection, name: str) -> dict[str, str]:
     return {campaign_id: campaign_name for campaign_id, campaign_name in rows}
 
 
-def _key_audit(con: ReadConnection) -> list[model.KeyAudit]:
+def _key_audit(con: ReadConnection, tables: set[str]) -> list[model.KeyAudit]:
+    """The latest audit of each key, with that run's findings of the key when stored."""
     rows = _rows(
         con,
         "SELECT key_name, fingerprint, last4, status, intended_scope, severity, billing_exposed, "
-        "client_side_or_public, findings, audited_at FROM key_audit "
+        "client_side_or_public, findings, audited_at, run_id FROM key_audit "
         "QUALIFY row_number() OVER (PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) "
         "= 1 ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' "
         "THEN 2 WHEN 'low' THEN 3 ELSE 4 END, key_name",
     )
-    return [model.KeyAudit(*r) for r in rows]
+    findings = _key_audit_findings(con) if "key_audit_findings" in tables else None
+    audits = []
+    for *fields, run_id in rows:
+        audit = model.KeyAudit(*fields)
+        if findings is None:
+            audit = replace(audit, findings_recorded=audit.findings == 0)
+        else:
+            mine = findings.get((run_id, audit.key_name), ())
+            recorded = bool(mine) or audit.findings == 0
+            audit = replace(audit, finding_list=tuple(mine), findings_recorded=recorded)
+        audits.append(audit)
+    return audits
+
+
+def _key_audit_findings(
+    con: ReadConnection,
+) -> dict[tuple[str, str], list[model.KeyAuditFinding]]:
+    """Findings of each key's latest run, by (run, key); a finding's locations gathered."""
+    rows = _rows(
+        con,
+        "WITH latest AS (SELECT run_id, key_name FROM key_audit QUALIFY row_number() OVER "
+        "(PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) = 1) "
+        "SELECT f.run_id, f.finding_id, f.key_name, f.fingerprint, f.last4, f.key_status, "
+        "f.severity, f.rule_id, f.rule_name, f.message, f.remedy, f.billing_readable, "
+        "f.baselined, f.counted, f.path, f.line, f.column_number, f.encoding, f.commit, "
+        "f.place, f.place_kind FROM key_audit_findings f "
+        "JOIN latest USING (run_id, key_name) "
+        "ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' "
+        "THEN 2 WHEN 'low' THEN 3 ELSE 4 END, f.key_name, f.rule_id, f.finding_id, f.path, "
+        "f.line, f.column_number, f.place",
+    )
+    out: dict[tuple[str, str], dict[str, model.KeyAuditFinding]] = {}
+    for run_id, finding_id, key_name, *rest in rows:
+        head, where = rest[:11], rest[11:]
+        by_id = out.setdefault((run_id, key_name), {})
+        place = model.KeyAuditPlace(*where)
+        has_place = place.path is not None or place.place is not None
+        if finding_id not in by_id:
+            fingerprint, last4, status, severity, rule_id, rule_name, message, remedy = head[:8]
+            billing, baselined, counted = head[8:11]
+            by_id[finding_id] = model.KeyAuditFinding(
+                finding_id, key_name, fingerprint, last4, status, severity, rule_id,
+                rule_name, message, remedy, tuple(billing or ()), baselined, counted, (),
+            )  # fmt: skip
+        if has_place:
+            found = by_id[finding_id]
+            by_id[finding_id] = replace(found, places=(*found.places, place))
+    return {k: list(v.values()) for k, v in out.items()}

@@ -1,32 +1,34 @@
-"""The latest audit of each API key: fingerprints and last four characters, never a key."""
+"""The latest audit of each API key, and every finding of it: fingerprints and last four
+characters, never a key.
+
+The banner counts findings per severity the way the audit's exit code does: it sums the
+``counted`` flag the audit stored with each finding (not baselined), so the page and a CI gate
+can never disagree. A rejected key reads nothing, so it is never counted as exposing billing.
+"""
 
 from __future__ import annotations
 
+from itertools import takewhile
+
 from dashboards import paths
-from dashboards.markup import para
-from dashboards.model import KeyAudit
+from dashboards.markup import Html, para
+from dashboards.model import KeyAudit, KeyAuditFinding, KeyAuditPlace
 from dashboards.pages.common import SITE_CRUMBS, File, page_file, when
 from dashboards.tables import Column, number_cell, table, text_cell
+
+SEVERITIES = ("critical", "high", "medium", "low")
 
 
 def key_audit_file(audits: list[KeyAudit]) -> File:
     path = paths.KEY_AUDIT
-    exposed = [a for a in audits if a.billing_exposed or a.client_side_or_public]
-    summary = (
-        para(
-            f"{len(exposed)} key(s) expose billing data or are used client-side or in public.",
-            "warn",
-        )
-        if exposed
-        else para("No key exposes billing data beyond its scope.", "ok")
-    )
+    findings = [f for a in audits for f in a.finding_list]
     body = [
         para(
             "Keys appear as fingerprints (HMAC-SHA256 with this installation's secret) and "
             "their last 4 characters only; the latest audit of each key is shown. Keys belong "
             "to the installation, not to one account: this page covers every account."
         ),
-        summary,
+        *summary(audits, findings),
         table(
             "Latest audit per key",
             [
@@ -43,13 +45,13 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
             ],
             [
                 [
-                    text_cell(a.key_name),
+                    text_cell(visible(a.key_name)),
                     text_cell(a.fingerprint or "unreadable"),
                     text_cell(a.last4 or "—"),
                     text_cell(a.status),
                     text_cell(a.intended_scope),
                     text_cell(a.severity),
-                    text_cell("exposed" if a.billing_exposed else "no"),
+                    text_cell("exposed" if exposes_billing(a) else "no"),
                     text_cell("yes" if a.client_side_or_public else "no"),
                     number_cell(a.findings),
                     text_cell(when(a.audited_at)),
@@ -57,5 +59,117 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
                 for a in audits
             ],
         ),
+        table(
+            "Findings of the latest audit per key",
+            [
+                Column("Severity"),
+                Column("Rule"),
+                Column("Key"),
+                Column("Fingerprint"),
+                Column("Last 4"),
+                Column("Proved"),
+                Column("Where"),
+                Column("What to do"),
+                Column("Finding"),
+                Column("State"),
+            ],
+            [finding_row(f) for f in findings],
+            empty="No finding in the latest audit of any key.",
+        ),
     ]
     return page_file(path, "API key audit", body, account=None, crumbs=SITE_CRUMBS, sortable=True)
+
+
+def exposes_billing(audit: KeyAudit) -> bool:
+    """Reads billing data beyond its scope: only an active key can (a rejected one reads
+    nothing, whatever an older row says)."""
+    return audit.billing_exposed and audit.status == "active"
+
+
+def severity_counts(findings: list[KeyAuditFinding]) -> dict[str, int]:
+    """Counted findings per severity: the stored ``counted`` flag is the audit's own
+    ``Finding.counted``, which its exit code uses."""
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for finding in findings:
+        if finding.counted and finding.severity in counts:
+            counts[finding.severity] += 1
+    return counts
+
+
+def summary(audits: list[KeyAudit], findings: list[KeyAuditFinding]) -> list[Html]:
+    counts = severity_counts(findings)
+    baselined = sum(1 for f in findings if f.baselined)
+    exposed = [a for a in audits if exposes_billing(a)]
+    public = [a for a in audits if a.status == "active" and a.client_side_or_public]
+    out: list[Html] = []
+    total = sum(counts.values())
+    parts = ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
+    accepted = f" ({baselined} more baselined)" if baselined else ""
+    if total:
+        out.append(para(f"{total} open finding(s): {parts}{accepted}.", "warn"))
+    else:
+        out.append(para(f"No open finding{accepted}.", "ok"))
+    if exposed:
+        out.append(para(f"{len(exposed)} key(s) read billing data beyond their scope.", "warn"))
+    else:
+        out.append(para("No key reads billing data beyond its scope.", "ok"))
+    if public:
+        out.append(para(f"{len(public)} active key(s) used client-side or in public.", "warn"))
+    missing = [a.key_name for a in audits if not a.findings_recorded]
+    if missing:
+        out.append(
+            para(
+                f"The findings of {len(missing)} key(s) were not recorded (audited before "
+                "findings were stored): run `creditlens audit` again with a warehouse "
+                "configured to list them.",
+                "warn",
+            )
+        )
+    return out
+
+
+def finding_row(finding: KeyAuditFinding) -> list:
+    if finding.billing_readable:
+        proved = "billing endpoints answered with data: " + ", ".join(finding.billing_readable)
+    elif finding.key_status == "rejected":
+        proved = "rejected: every endpoint answered 401"
+    elif finding.fingerprint is None:
+        proved = "not probed: the key could not be read"
+    else:
+        proved = "no billing endpoint answered with data"
+    where = "; ".join(place_text(p) for p in finding.places) or "—"
+    return [
+        text_cell(finding.severity),
+        text_cell(f"{finding.rule_id} {finding.rule_name}"),
+        text_cell(visible(finding.key_name)),
+        text_cell(finding.fingerprint or "unreadable"),
+        text_cell(finding.last4 or "—"),
+        text_cell(proved),
+        text_cell(where),
+        text_cell(visible(finding.remedy)),
+        text_cell(visible(finding.message)),
+        text_cell("baselined" if finding.baselined else "new"),
+    ]
+
+
+def place_text(place: KeyAuditPlace) -> str:
+    """``path:line:column in commit C (encoding)``, each part only where the row has it (a
+    column only after a line), or the inventory place and its kind."""
+    if place.path is None:
+        return f"inventory place {visible(repr(place.place or ''))} ({visible(place.place_kind)})"
+    position = takewhile(lambda n: n is not None, (place.line, place.column))
+    notes = ((" in commit {}", place.commit), (" ({})", place.encoding))
+    return (
+        visible(place.path)
+        + "".join(f":{n}" for n in position)
+        + "".join(form.format(visible(value)) for form, value in notes if value)
+    )
+
+
+def visible(text: object) -> str:
+    """Non-printable characters (ESC, newlines, bidi overrides) as repr-style escapes: a file
+    name is shown as it is, never as what it would do."""
+    s = "" if text is None else str(text)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)

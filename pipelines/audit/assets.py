@@ -1,12 +1,13 @@
 """The key-exposure audit as a Dagster asset.
 
 Configured by CREDITLENS_AUDIT_INVENTORY (the inventory file) and CREDITLENS_AUDIT_SCAN (paths to
-scan, separated by the OS path separator). Results go to the key_audit table.
+scan, separated by the OS path separator). Results go to the key_audit and key_audit_findings
+tables, in one transaction.
 """
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from pipelines.audit.report import exit_code
+from pipelines.audit.report import exit_code, land_audit, severity_counts
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
 from pipelines.audit.severity import Severity
@@ -16,7 +17,8 @@ from pipelines.resources import WarehouseResource
 @asset(
     name="key_audit",
     group_name="security",
-    description="Which API keys read billing data, and where they are used (table key_audit).",
+    description="Which API keys read billing data, and where they are used (tables key_audit "
+    "and key_audit_findings).",
     kinds={"duckdb", "python"},
 )
 def key_audit(
@@ -31,18 +33,15 @@ def key_audit(
         api_settings_overrides={"timeout_s": key_audit_config.timeout_s},
         run_id=context.run.run_id,
     )
-    wh = warehouse.warehouse()
-    wh.append("key_audit", report.rows())
-    wh.publish_analyst_copy()
-    by_severity = {s.value: 0 for s in Severity}
-    for finding in report.findings:
-        by_severity[finding.severity.value] += 1
+    land_audit(report, warehouse.warehouse())
+    by_severity = severity_counts(report)
     return MaterializeResult(
         metadata={
             "keys": len(report.keys),
             "findings": len(report.findings),
+            "findings_counted": sum(by_severity.values()),
             "severity": report.severity.value,
             "fails_high": bool(exit_code(report, Severity.HIGH)),
-            **{f"findings_{k}": v for k, v in by_severity.items() if k != "none"},
+            **{f"findings_{k}": v for k, v in by_severity.items()},
         }
     )

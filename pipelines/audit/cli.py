@@ -1,118 +1,187 @@
 """``creditlens audit``: the key-exposure audit as a command a scheduler or CI can gate on.
 
-Exit codes: 0 nothing at or above --fail-on, 1 a finding at or above it, 2 the audit could
-not run (bad inventory, missing scan path, bad settings).
+Exit codes: 0 nothing counted at or above --fail-on, 1 a counted finding at or above it, 2 the
+audit could not run (bad inventory, missing scan path, bad settings, bad baseline, or anything
+unexpected: a crash on odd input must never read as "finding found"). Every error is one line,
+``creditlens: error: ...``, written without rich so nothing wraps or reads it as markup.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pipelines.api.errors import ConfigurationError
+from pipelines.audit.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
 from pipelines.audit.inventory import InventoryError
 from pipelines.audit.key_fingerprint import AuditSecretError
-from pipelines.audit.report import AuditReport, KeyStatus, exit_code, to_json
-from pipelines.audit.run import run_audit
+from pipelines.audit.report import AuditReport, exit_code, land_audit, to_json
+from pipelines.audit.run import AuditCrash, run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError
 from pipelines.audit.severity import Severity
+from pipelines.audit.terminal import emit, render, visible
 from pipelines.settings import Settings
 
-_STYLE = {
-    Severity.CRITICAL: "bold red",
-    Severity.HIGH: "red",
-    Severity.MEDIUM: "yellow",
-    Severity.LOW: "cyan",
-    Severity.NONE: "green",
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_CANNOT_RUN = (
+    InventoryError,
+    ScanPathError,
+    ConfigurationError,
+    AuditSecretError,
+    BaselineError,
+    AuditCrash,
+)
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+# Each option's help, by its flag: the signature of ``audit`` then reads as the list of options,
+# one a line, and the words that explain them stand together here.
+_HELP = {
+    "--inventory": "Key inventory (TOML or YAML): names, where each key is read from "
+    "(env or file), where it is used, its intended scope. See docs/audit.md.",
+    "--scan": "File or folder to search for copies of the keys (plain, base64, "
+    "URL-encoded); repeatable. .git internals and binary files are skipped.",
+    "--scan-git": "Git repository whose whole history is searched for the keys; repeatable. "
+    "Hits name the commit and the path.",
+    "--fail-on": "Exit 1 when a finding (not baselined) is at or above this severity: "
+    "none, low, medium, high, critical.",
+    "--format": "text (for people; whole lines when not on a terminal) or json (the full "
+    "report on stdout, nothing else there).",
+    "--json-out": "Write the full report as JSON to this file.",
+    "--sarif-out": "Write the findings as SARIF 2.1.0 to this file.",
+    "--baseline": "Findings recorded in this file (--write-baseline) are shown as baselined, "
+    "counted apart and do not fail the run: only new findings do.",
+    "--write-baseline": "Record every current finding in this file (by a stable finding id, "
+    "never the key); this run then reports them as baselined.",
+    "--base-url": "Platform API base URL for keys whose inventory entry has no base_url.",
+    "--timeout": "Seconds to wait for each probe request.",
 }
 
 
+def _option(flag: str, **settings: Any) -> Any:
+    """``typer.Option`` for ``flag`` with its help from _HELP (typer types it as Any)."""
+    return typer.Option(flag, help=_HELP[flag], **settings)
+
+
 def audit(
-    inventory: Annotated[
-        Path,
-        typer.Option(
-            "--inventory",
-            help="Key inventory (TOML or YAML): names, where each key is read from "
-            "(env or file), where it is used, its intended scope. See docs/audit.md.",
-        ),
-    ],
-    scan: Annotated[
+    paths: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--scan",
+        typer.Argument(
             metavar="PATH",
-            help="File or folder to search for copies of the keys (plain, base64, "
-            "URL-encoded); repeatable. .git internals and binary files are skipped.",
+            help="Extra files or folders to scan, as --scan (a pre-commit hook appends the "
+            "staged file names).",
+            show_default=False,
         ),
     ] = None,
-    fail_on: Annotated[
-        str,
-        typer.Option(
-            "--fail-on",
-            metavar="SEVERITY",
-            help="Exit 1 when a finding is at or above this severity: "
-            "none, low, medium, high, critical.",
-        ),
-    ] = "high",
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json-out", help="Write the full report as JSON to this file."),
-    ] = None,
-    sarif_out: Annotated[
-        Path | None,
-        typer.Option("--sarif-out", help="Write the findings as SARIF 2.1.0 to this file."),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            envvar="CREDITLENS_BASE_URL",
-            help="Platform API base URL for keys whose inventory entry has no base_url.",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option("--timeout", min=0.1, help="Seconds to wait for each probe request."),
-    ] = 5.0,
+    inventory: Annotated[Path | None, _option("--inventory", show_default=False)] = None,
+    scan: Annotated[list[Path] | None, _option("--scan", metavar="PATH")] = None,
+    scan_git: Annotated[list[Path] | None, _option("--scan-git", metavar="PATH")] = None,
+    fail_on: Annotated[str, _option("--fail-on", metavar="SEVERITY")] = "high",
+    output_format: Annotated[
+        OutputFormat, _option("--format", case_sensitive=False)
+    ] = OutputFormat.TEXT,
+    json_out: Annotated[Path | None, _option("--json-out")] = None,
+    sarif_out: Annotated[Path | None, _option("--sarif-out")] = None,
+    baseline: Annotated[Path | None, _option("--baseline", metavar="FILE")] = None,
+    write_baseline_to: Annotated[Path | None, _option("--write-baseline", metavar="FILE")] = None,
+    base_url: Annotated[str | None, _option("--base-url", envvar="CREDITLENS_BASE_URL")] = None,
+    timeout: Annotated[float, _option("--timeout", min=0.1)] = 5.0,
 ) -> None:
     """Probe every inventoried API key, find where copies lie, report what to rotate.
 
     Keys are shown by fingerprint (HMAC with this installation's secret) and last 4
     characters, never in clear.
     """
-    console = Console()
-    errors = Console(stderr=True)
+    if inventory is None:
+        fail("missing option --inventory: the key inventory file (see docs/audit.md)")
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--fail-on") from None
+        fail(f"--fail-on: {exc}")
+    # Nothing below calls fail(): typer.Exit is an Exception, and would read as a crash here.
     try:
+        accepted = load_baseline(baseline) if baseline is not None else None
         settings = Settings.from_env()
         report = run_audit(
             inventory,
-            scan or [],
+            [*(scan or []), *(paths or [])],
+            git_repos=scan_git or [],
             base_url=base_url,
             settings=settings,
             api_settings_overrides={"timeout_s": timeout},
         )
-    except (InventoryError, ScanPathError, ConfigurationError, AuditSecretError) as exc:
-        errors.print(f"[red]audit failed:[/red] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from None
+        report = _baselined(report, accepted, baseline, write_baseline_to)
+        _publish(report, settings, output_format, json_out, sarif_out)
+        code = exit_code(report, threshold)
+    except _CANNOT_RUN as exc:
+        fail(str(exc))
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        fail(f"cannot write{where}: {exc.strerror or exc}")
+    except Exception as exc:  # exit 2, never 1, whatever went wrong
+        fail(f"the audit crashed ({type(exc).__name__}): {exc}")
+    raise typer.Exit(code)
+
+
+def _baselined(
+    report: AuditReport,
+    accepted: frozenset[str] | None,
+    baseline: Path | None,
+    write_baseline_to: Path | None,
+) -> AuditReport:
+    """The report with accepted findings marked: --write-baseline records every current
+    finding first, so the run that writes a baseline already reads as clean against it."""
+    if write_baseline_to is not None:
+        accepted = write_baseline(report, write_baseline_to) | (accepted or frozenset())
+        source = write_baseline_to
+    else:
+        source = baseline
+    if accepted is None or source is None:
+        return report
+    return apply_baseline(report, accepted, source)
+
+
+def _publish(
+    report: AuditReport,
+    settings: Settings,
+    output_format: OutputFormat,
+    json_out: Path | None,
+    sarif_out: Path | None,
+) -> None:
+    """History first, then the files, then stdout: a run that fails to write a file says so
+    before it prints a report that would read as complete."""
     landed = land_report(report, settings)
     if json_out is not None:
-        json_out.write_text(to_json(report), encoding="utf-8")
+        json_out.write_text(to_json(report), encoding="utf-8", errors="backslashreplace")
     if sarif_out is not None:
-        sarif_out.write_text(json.dumps(to_sarif(report), indent=2) + "\n", encoding="utf-8")
-    render(report, console)
+        sarif = json.dumps(to_sarif(report), indent=2) + "\n"
+        sarif_out.write_text(sarif, encoding="utf-8")
+    if output_format is OutputFormat.JSON:
+        sys.stdout.write(to_json(report, ascii_only=True))
+        sys.stdout.flush()
+    else:
+        render(report, sys.stdout)
     if landed:
-        console.print(f"audit rows appended to key_audit in {landed}", highlight=False)
-    raise typer.Exit(exit_code(report, threshold))
+        # Not on stdout in JSON mode: stdout then holds the document and nothing else.
+        out = sys.stderr if output_format is OutputFormat.JSON else sys.stdout
+        emit(f"audit rows appended to key_audit and key_audit_findings in {visible(landed)}", out)
+
+
+def fail(message: str) -> NoReturn:
+    """One line on stderr, exit 2. Not through rich: it wraps long lines and reads [..] as
+    markup; the message is made visible (no raw control characters) and kept on one line."""
+    emit(f"creditlens: error: {visible(message)}", sys.stderr)
+    raise typer.Exit(EXIT_ERROR)
 
 
 def land_report(report: AuditReport, settings: Settings) -> Path | None:
@@ -120,50 +189,7 @@ def land_report(report: AuditReport, settings: Settings) -> Path | None:
     from a CI job or a laptop should not create a warehouse nobody asked for."""
     if "warehouse" not in settings.model_fields_set:
         return None
-    warehouse = settings.open_warehouse()
-    warehouse.append("key_audit", report.rows())
-    warehouse.publish_analyst_copy()
-    return warehouse.path
-
-
-def render(report: AuditReport, console: Console) -> None:
-    table = Table(title=f"Key-exposure audit ({len(report.keys)} keys)")
-    for column in ("Key", "Fingerprint", "Last 4", "Status", "Scope", "Billing readable"):
-        table.add_column(column)
-    table.add_column("Severity")
-    table.add_column("Findings", justify="right")
-    for key in report.keys:
-        billing = ", ".join(key.billing_readable) or "-"
-        if key.status is not KeyStatus.ACTIVE:
-            billing = "-"
-        table.add_row(
-            key.name,
-            key.fingerprint or "-",
-            key.last4 or "-",
-            key.status.value,
-            ",".join(key.intended_scope),
-            billing,
-            f"[{_STYLE[key.severity]}]{key.severity.value}[/]",
-            str(len(key.findings)),
-        )
-    console.print(table)
-    for finding in sorted(report.findings, key=lambda f: f.severity, reverse=True):
-        style = _STYLE[finding.severity]
-        console.print(
-            f"[{style}]{finding.severity.value.upper():8}[/] {finding.rule_id} ",
-            finding.message,
-            markup=True,
-            highlight=False,
-            sep="",
-        )
-    if report.scan.roots:
-        stats = report.scan
-        console.print(
-            f"scanned {stats.files_scanned} file(s); skipped {stats.skipped_binary} binary, "
-            f"{stats.skipped_large} over {stats.max_file_bytes} bytes, "
-            f"{stats.skipped_unreadable} unreadable",
-            highlight=False,
-        )
+    return land_audit(report, settings.open_warehouse())
 
 
 def main() -> None:

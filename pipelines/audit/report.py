@@ -7,6 +7,7 @@ scrubbed texts, so serializing a report (JSON, SARIF, table rows) cannot leak on
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.audit.endpoints import Outcome
+from pipelines.audit.rules import BY_ID
 from pipelines.audit.severity import Severity, highest
+from pipelines.warehouse.writer import Warehouse
 
 
 class KeyStatus(Enum):
@@ -43,6 +46,14 @@ class Location:
     line: int | None = None
     column: int | None = None
     encoding: str | None = None
+    commit: str | None = None  # the commit a git-history hit was found in
+
+    @property
+    def where(self) -> str:
+        """The identity of the place, without the line: see ``finding_id``."""
+        if self.path is not None:
+            return f"path:{self.path}" + (f"@{self.commit}" if self.commit else "")
+        return f"place:{self.place or ''}"
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,29 @@ class Finding:
     last4: str
     message: str
     locations: tuple[Location, ...] = ()
+    # Recorded in the --baseline file: shown, counted apart, never fails the run.
+    baselined: bool = False
+
+    @property
+    def finding_id(self) -> str:
+        """A stable id of this finding, for baselines and dashboards.
+
+        sha256 of the rule, the inventory entry's name, the key's fingerprint and the distinct
+        places or paths (with the commit of git-history hits), never the key and never the line
+        number: an edit above the line must not turn an accepted finding into a new one. The
+        entry's name is part of it because two entries may hold the same key, and each has its
+        own finding to accept or fix.
+        """
+        wheres = sorted({loc.where for loc in self.locations})
+        identity = "\n".join(
+            ["v1", self.rule_id, f"name:{self.key_name}", self.fingerprint or "", *wheres]
+        )
+        return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    @property
+    def counted(self) -> bool:
+        """Whether the finding counts toward the severity totals and the exit code."""
+        return not self.baselined
 
 
 @dataclass(frozen=True)
@@ -66,6 +100,11 @@ class ScanHit:
     column: int
     encoding: str  # plain, url, base64, base64url
     listed: bool  # inside a place the key's inventory entry lists
+    # On a line marked ``creditlens:allow``: kept so the report shows it, never a finding.
+    suppressed: bool = False
+    # Set for a hit in git history: the oldest commit (topological order) holding that file
+    # version at ``path``, so whoever rotates the key knows where to start rewriting.
+    commit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +113,20 @@ class ScanStats:
     files_scanned: int = 0
     skipped_binary: int = 0
     skipped_large: int = 0
-    skipped_unreadable: int = 0
+    skipped_unreadable: int = 0  # files that could not be opened or read
     max_file_bytes: int = 0
+    # Never opened: opening a FIFO blocks until a writer comes, and devices never end.
+    skipped_special: int = 0
+    skipped_symlinks: int = 0
+    skipped_unreadable_dirs: int = 0  # folders that could not be listed
+    # The unreadable paths themselves (the first 100 of each), so someone can fix access.
+    unreadable_files: tuple[str, ...] = ()
+    unreadable_dirs: tuple[str, ...] = ()
+    # Keys too short to search for without matching unrelated text, and the threshold.
+    short_keys: tuple[str, ...] = ()
+    min_key_chars: int = 0
+    suppressed: int = 0  # hits on lines marked creditlens:allow
+    commits_scanned: int = 0  # git history scans only
 
 
 @dataclass(frozen=True)
@@ -112,10 +163,23 @@ class AuditReport:
     keys: tuple[KeyResult, ...]
     scan_hits: tuple[ScanHit, ...] = ()
     scan: ScanStats = field(default_factory=ScanStats)
+    baseline: str | None = None  # the --baseline file the findings were compared with
 
     @property
     def findings(self) -> list[Finding]:
         return [f for k in self.keys for f in k.findings]
+
+    @property
+    def suppressed_hits(self) -> int:
+        """Copies found but marked as allowed in the file (an allow marker on the line)."""
+        return sum(1 for h in self.scan_hits if h.suppressed)
+
+    @property
+    def baselined(self) -> int:
+        return sum(1 for f in self.findings if f.baselined)
+
+    def key(self, name: str) -> KeyResult | None:
+        return next((k for k in self.keys if k.name == name), None)
 
     @property
     def severity(self) -> Severity:
@@ -146,26 +210,98 @@ class AuditReport:
             for k in self.keys
         ]
 
+    def finding_rows(self) -> list[dict[str, Any]]:
+        """One row per finding and location for ``key_audit_findings`` (a finding without a
+        location gets one row with none), so the report page can say where each one is."""
+        return finding_rows(self)
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """Every table an audit run lands, by name: what a caller appends, table by table."""
+        return {"key_audit": self.rows(), "key_audit_findings": self.finding_rows()}
+
+
+def land_audit(report: AuditReport, warehouse: Warehouse) -> Path:
+    """The run's keys and findings in one transaction (so a page never shows keys without
+    their findings), then the analyst copy; the CLI and the Dagster asset both land this way."""
+    warehouse.append_tables(report.tables())
+    warehouse.publish_analyst_copy()
+    return warehouse.path
+
+
+def severity_counts(report: AuditReport) -> dict[str, int]:
+    """Findings per severity (low to critical) that count: not baselined.
+
+    The one count: the exit code, the terminal, JSON, the asset's metadata and the stored
+    ``counted`` flag the report page sums all come from ``Finding.counted``.
+    """
+    counts = {s.value: 0 for s in Severity if s is not Severity.NONE}
+    for finding in report.findings:
+        if finding.counted and finding.severity is not Severity.NONE:
+            counts[finding.severity.value] += 1
+    return counts
+
 
 def exit_code(report: AuditReport, fail_on: Severity | str = Severity.HIGH) -> int:
-    """1 when a finding at or above ``fail_on`` exists (a CI gate), else 0."""
+    """1 when a counted finding at or above ``fail_on`` exists (a CI gate), else 0."""
     threshold = fail_on if isinstance(fail_on, Severity) else Severity.parse(fail_on)
-    return int(any(f.severity >= threshold for f in report.findings))
+    counts = severity_counts(report)
+    return int(any(n and Severity(s) >= threshold for s, n in counts.items()))
+
+
+def finding_rows(report: AuditReport) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for finding in report.findings:
+        key = report.key(finding.key_name)
+        rule = BY_ID.get(finding.rule_id)
+        common = {
+            "run_id": report.run_id,
+            "audited_at": report.audited_at,
+            "finding_id": finding.finding_id,
+            "key_name": finding.key_name,
+            "fingerprint": finding.fingerprint,
+            "last4": finding.last4,
+            "key_status": key.status.value if key else KeyStatus.UNKNOWN.value,
+            "severity": finding.severity.value,
+            "rule_id": finding.rule_id,
+            "rule_name": rule.name if rule else finding.rule_id,
+            "message": finding.message,
+            "remedy": rule.help if rule else "",
+            "billing_readable": list(key.billing_readable) if key else [],
+            "baselined": finding.baselined,
+            "counted": finding.counted,
+        }
+        for loc in finding.locations or (Location(),):
+            rows.append(
+                {
+                    **common,
+                    "path": loc.path,
+                    "line": loc.line,
+                    "column_number": loc.column,
+                    "encoding": loc.encoding,
+                    "commit": loc.commit,
+                    "place": loc.place,
+                    "place_kind": loc.kind,
+                }
+            )
+    return rows
 
 
 def to_dict(report: AuditReport) -> dict[str, Any]:
     doc = _plain(report)
     doc["severity"] = report.severity.value
-    counts = {s.value: 0 for s in Severity if s is not Severity.NONE}
-    for finding in report.findings:
-        if finding.severity is not Severity.NONE:
-            counts[finding.severity.value] += 1
-    doc["findings_by_severity"] = counts
+    doc["findings_by_severity"] = severity_counts(report)
+    doc["findings_baselined"] = report.baselined
+    doc["scan_hits_suppressed"] = report.suppressed_hits
+    for key, plain_key in zip(report.keys, doc["keys"], strict=True):
+        for finding, plain in zip(key.findings, plain_key["findings"], strict=True):
+            plain["finding_id"] = finding.finding_id
     return doc
 
 
-def to_json(report: AuditReport) -> str:
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False) + "\n"
+def to_json(report: AuditReport, *, ascii_only: bool = False) -> str:
+    """The report as JSON. ``ascii_only`` escapes every non-ASCII character, for a terminal:
+    a file name with an escape sequence then cannot drive the terminal that shows it."""
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=ascii_only) + "\n"
 
 
 def _plain(value: Any) -> Any:

@@ -21,7 +21,9 @@ from pipelines.api.redact import Redactor, needles
 from pipelines.api.settings import BASE_URL_ENV
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
+from pipelines.audit.git_scan import scan_git
 from pipelines.audit.inventory import (
+    Inventory,
     KeyEntry,
     KeyUnavailable,
     Place,
@@ -30,8 +32,15 @@ from pipelines.audit.inventory import (
 )
 from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
-from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
-from pipelines.audit.scan import DEFAULT_MAX_FILE_BYTES, check_roots, place_covers, scan
+from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit, ScanStats
+from pipelines.audit.scan import (
+    DEFAULT_MAX_FILE_BYTES,
+    RawHit,
+    ScanPathError,
+    check_roots,
+    place_covers,
+    scan,
+)
 from pipelines.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,10 +48,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+class AuditCrash(RuntimeError):
+    """Something unexpected broke the run (odd input, a bug): the audit could not run, which
+    is exit 2, never the "finding found" of exit 1. The message is scrubbed of every key."""
+
+
 def run_audit(
     inventory_path: Path | str,
     scan_paths: Sequence[Path | str] = (),
     *,
+    git_repos: Sequence[Path | str] = (),
     base_url: str | None = None,
     settings: Settings | None = None,
     api_settings_overrides: Mapping[str, Any] | None = None,
@@ -54,8 +69,13 @@ def run_audit(
     day: date | None = None,
     run_id: str | None = None,
 ) -> AuditReport:
-    """Audit every key of the inventory. Raises InventoryError, ScanPathError or
-    ConfigurationError for a run that cannot be meaningful; everything about a key is a result.
+    """Audit every key of the inventory. Raises InventoryError, ScanPathError (GitScanError for
+    a history that cannot be read) or ConfigurationError for a run that cannot be meaningful,
+    and AuditCrash, scrubbed of every key, for anything unexpected; everything about a key is
+    a result.
+
+    ``scan_paths`` are files and folders to search; ``git_repos`` are repositories whose whole
+    history is searched (pipelines/audit/git_scan.py), their hits carrying the commit.
 
     Base URL of a key: its own ``base_url``, else ``base_url`` here, else the configured
     account's (CREDITLENS_BASE_URL), else the inventory's top-level ``base_url``. ``settings``
@@ -75,7 +95,9 @@ def run_audit(
     }
     inventory = load_inventory(inventory_path)
     roots = [Path(p).expanduser() for p in scan_paths]
+    repos = [Path(p).expanduser() for p in git_repos]
     check_roots(roots)
+    check_roots(repos)
     default_url = base_url or account.base_url or inventory.base_url
     urls = {e.name: _base_url(e, default_url, inventory.path) for e in inventory.keys}
     for url in dict.fromkeys(urls.values()):
@@ -90,16 +112,60 @@ def run_audit(
         except KeyUnavailable as exc:
             unavailable[entry.name] = str(exc)
     redactor = Redactor(list(keys.values()))
+    try:
+        report = _audit(
+            inventory,
+            _Run(keys, unavailable, urls, overrides, secret, redactor, day),
+            roots,
+            repos,
+            max_file_bytes,
+            concurrency,
+            run_id or uuid.uuid4().hex,
+        )
+    except (ScanPathError, ConfigurationError):
+        raise
+    except Exception as exc:
+        # Odd input (a file name, a server answer) must not surface as a traceback, nor exit
+        # as a finding; the text is scrubbed, since it might quote a key.
+        text = redactor.scrub(f"{type(exc).__name__}: {exc}")
+        raise AuditCrash(f"the audit crashed ({text})") from None
+    return scrub(report, redactor)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What every step of one run needs; the keys in clear live here and nowhere else (kept
+    out of its repr, so a traceback or a debugger's summary does not show them)."""
+
+    keys: dict[str, str] = dataclasses.field(repr=False)
+    unavailable: dict[str, str]
+    urls: dict[str, str]
+    overrides: dict[str, Any]
+    secret: bytes = dataclasses.field(repr=False)
+    redactor: Redactor = dataclasses.field(repr=False)
+    day: date | None
+
+
+def _audit(
+    inventory: Inventory,
+    run: _Run,
+    roots: list[Path],
+    repos: list[Path],
+    max_file_bytes: int,
+    concurrency: int,
+    run_id: str,
+) -> AuditReport:
+    keys, redactor = run.keys, run.redactor
 
     def probe(entry: KeyEntry) -> tuple[EndpointResult, ...]:
-        if entry.name in unavailable:
+        if entry.name in run.unavailable:
             return ()
-        client_settings = audit_settings(urls[entry.name], keys[entry.name], overrides)
-        results = probe_key(client_settings, redactor, day)
+        client_settings = audit_settings(run.urls[entry.name], keys[entry.name], run.overrides)
+        results = probe_key(client_settings, redactor, run.day)
         log.info(
             "audited key %s (%s): %s",
             redactor.scrub(entry.name),
-            key_fingerprint(keys[entry.name], secret),
+            key_fingerprint(keys[entry.name], run.secret),
             ", ".join(f"{r.endpoint}={r.outcome.value}" for r in results),
         )
         return results
@@ -107,32 +173,11 @@ def run_audit(
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(inventory.keys)))) as pool:
         probed = dict(zip(inventory.keys, pool.map(probe, inventory.keys), strict=True))
 
-    ids = {name: (key_fingerprint(k, secret), last4(k)) for name, k in keys.items()}
+    ids = {name: (key_fingerprint(k, run.secret), last4(k)) for name, k in keys.items()}
+    hits, scan_stats = _scan(inventory, keys, ids, roots, repos, max_file_bytes)
     hits_by_key: dict[str, list[ScanHit]] = {}
-    scan_stats = None
-    if roots:
-        raw_hits, scan_stats = scan(roots, {n: needles(k) for n, k in keys.items()}, max_file_bytes)
-        base_dir = inventory.path.parent
-        # The spec gives a company one key, so several entries may hold the same key: a copy
-        # is accounted for when any of them lists the place.
-        places: dict[str, list[Place]] = {}
-        for entry in inventory.keys:
-            if entry.name in keys:
-                places.setdefault(keys[entry.name], []).extend(entry.places)
-        for raw in raw_hits:
-            fp, tail = ids[raw.key]
-            hits_by_key.setdefault(raw.key, []).append(
-                ScanHit(
-                    key_name=raw.key,
-                    fingerprint=fp,
-                    last4=tail,
-                    path=str(raw.path),
-                    line=raw.line,
-                    column=raw.column,
-                    encoding=raw.encoding,
-                    listed=any(place_covers(p, raw.path, base_dir) for p in places[keys[raw.key]]),
-                )
-            )
+    for hit in hits:
+        hits_by_key.setdefault(hit.key_name, []).append(hit)
 
     results: list[KeyResult] = []
     for entry in inventory.keys:
@@ -142,21 +187,94 @@ def run_audit(
                 entry,
                 fingerprint=fp,
                 last4=tail,
-                base_url=urls[entry.name],
+                base_url=run.urls[entry.name],
                 endpoints=probed[entry] or _not_probed(),
                 hits=hits_by_key.get(entry.name, ()),
-                unavailable=unavailable.get(entry.name),
+                unavailable=run.unavailable.get(entry.name),
+                scan=scan_stats,
             )
         )
-    report = AuditReport(
-        run_id=run_id or uuid.uuid4().hex,
+    return AuditReport(
+        run_id=run_id,
         audited_at=datetime.now(UTC),
         inventory=str(inventory.path),
         keys=tuple(results),
-        scan_hits=tuple(h for name in hits_by_key for h in hits_by_key[name]),
+        scan_hits=tuple(hits),
         **({"scan": scan_stats} if scan_stats else {}),
     )
-    return scrub(report, redactor)
+
+
+def _scan(
+    inventory: Inventory,
+    keys: dict[str, str],
+    ids: dict[str, tuple[str, str]],
+    roots: list[Path],
+    repos: list[Path],
+    max_file_bytes: int,
+) -> tuple[list[ScanHit], ScanStats | None]:
+    """Scan files and git histories; every raw hit becomes a ScanHit by fingerprint."""
+    if not roots and not repos:
+        return [], None
+    wanted = {n: needles(k) for n, k in keys.items()}
+    found: list[RawHit] = []
+    stats: list[ScanStats] = []
+    if roots:
+        raw_hits, scan_stats = scan(roots, wanted, max_file_bytes)
+        found.extend(raw_hits)
+        stats.append(scan_stats)
+    for repo in repos:
+        raw_hits, scan_stats = scan_git(repo, wanted, max_file_bytes)
+        found.extend(raw_hits)
+        stats.append(scan_stats)
+    base_dir = inventory.path.parent
+    # The spec gives a company one key, so several entries may hold the same key: a copy
+    # is accounted for when any of them lists the place.
+    places: dict[str, list[Place]] = {}
+    for entry in inventory.keys:
+        if entry.name in keys:
+            places.setdefault(keys[entry.name], []).extend(entry.places)
+    hits: list[ScanHit] = []
+    for raw in found:
+        fp, tail = ids[raw.key]
+        # A git hit's path is already the repository's top folder joined with the tree path.
+        path = Path(raw.path)
+        hits.append(
+            ScanHit(
+                key_name=raw.key,
+                fingerprint=fp,
+                last4=tail,
+                path=str(path),
+                line=raw.line,
+                column=raw.column,
+                encoding=raw.encoding,
+                listed=any(place_covers(p, path, base_dir) for p in places[keys[raw.key]]),
+                suppressed=raw.suppressed,
+                commit=raw.commit,
+            )
+        )
+    return hits, _merge(stats)
+
+
+# Settings a scan ran under, not counts of what it saw: merged scans share them.
+LIMITS = frozenset({"max_file_bytes", "min_key_chars"})
+
+
+def _merge(stats: list[ScanStats]) -> ScanStats:
+    """One ScanStats for files and histories: counts add up, lists join, limits agree."""
+    if len(stats) == 1:
+        return stats[0]
+    merged: dict[str, Any] = {}
+    for f in dataclasses.fields(ScanStats):
+        values = [getattr(s, f.name) for s in stats]
+        if f.name in LIMITS:
+            merged[f.name] = max(values)
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            merged[f.name] = sum(values)
+        elif all(isinstance(v, tuple) for v in values):
+            merged[f.name] = tuple(dict.fromkeys(x for v in values for x in v))
+        else:
+            merged[f.name] = values[0]
+    return ScanStats(**merged)
 
 
 def _base_url(entry: KeyEntry, default: str | None, inventory: Path) -> str:

@@ -56,11 +56,18 @@ def to_sarif(report: AuditReport) -> dict[str, Any]:
                         "endTimeUtc": report.audited_at.isoformat().replace("+00:00", "Z"),
                     }
                 ],
-                "results": [_result(f, rule_index[f.rule_id]) for f in report.findings],
+                "results": [
+                    _result(f, rule_index[f.rule_id], report.baseline is not None)
+                    for f in report.findings
+                ],
                 "properties": {
                     "inventory": report.inventory,
                     "keysAudited": len(report.keys),
                     "filesScanned": report.scan.files_scanned,
+                    "commitsScanned": report.scan.commits_scanned,
+                    "scanHitsSuppressed": report.suppressed_hits,
+                    "findingsBaselined": report.baselined,
+                    **({"baseline": report.baseline} if report.baseline else {}),
                 },
             }
         ],
@@ -89,7 +96,9 @@ def _driver() -> dict[str, Any]:
     }
 
 
-def _result(finding: Finding, index: int) -> dict[str, Any]:
+def _result(finding: Finding, index: int, compared: bool) -> dict[str, Any]:
+    """One result; ``compared`` when the run had a baseline, which gives ``baselineState``:
+    ``unchanged`` for a finding the baseline records, ``new`` for any other."""
     result: dict[str, Any] = {
         "ruleId": finding.rule_id,
         "ruleIndex": index,
@@ -102,8 +111,12 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
             "keyName": finding.key_name,
             "keyFingerprint": finding.fingerprint,
             "keyLast4": finding.last4,
+            "findingId": finding.finding_id,
+            "baselined": finding.baselined,
         },
     }
+    if compared:
+        result["baselineState"] = "unchanged" if finding.baselined else "new"
     locations = [_location(loc) for loc in finding.locations]
     if locations:
         result["locations"] = locations
@@ -113,7 +126,9 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
 def _fingerprints(finding: Finding) -> dict[str, str]:
     where = "|".join(f"{loc.path or loc.place}:{loc.line or ''}" for loc in finding.locations)
     identity = f"{finding.rule_id}|{finding.key_name}|{finding.fingerprint}|{where}"
-    out = {"findingHash/v1": hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]}
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    # findingId/v1 ignores line numbers (what --baseline matches); findingHash/v1 does not.
+    out = {"findingHash/v1": digest, "findingId/v1": finding.finding_id}
     if finding.fingerprint:
         out["keyFingerprint/v1"] = finding.fingerprint
     return out
@@ -129,7 +144,10 @@ def _location(loc: Location) -> dict[str, Any]:
             physical["region"] = region
         out: dict[str, Any] = {"physicalLocation": physical}
         if loc.encoding:
-            out["message"] = {"text": f"key found {_encoding_text(loc.encoding)}"}
+            where = f" in commit {loc.commit}" if loc.commit else ""
+            out["message"] = {"text": f"key found {_encoding_text(loc.encoding)}{where}"}
+        if loc.commit:
+            out["properties"] = {"commit": loc.commit}
         return out
     return {
         "logicalLocations": [{"name": loc.place or "", "kind": f"place:{loc.kind or 'unknown'}"}],
@@ -141,10 +159,16 @@ def _uri(path: str) -> str:
     p = Path(path)
     if p.is_absolute():
         try:
-            return quote(p.relative_to(Path.cwd()).as_posix(), safe="/")
+            return _quote(p.relative_to(Path.cwd()).as_posix())
         except ValueError:
-            return p.as_uri()
-    return quote(p.as_posix(), safe="/")
+            return "file://" + _quote(p.as_posix())
+    return _quote(p.as_posix())
+
+
+def _quote(path: str) -> str:
+    """Percent-encode a path; a name that is not UTF-8 (surrogate-escaped by Python) keeps its
+    original bytes instead of failing, and control characters are escaped like any other."""
+    return quote(path, safe="/", errors="surrogateescape")
 
 
 def _encoding_text(encoding: str) -> str:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Annotated
 
 import typer
+
+# Typer 0.29 carries its own copy of click; its usage errors are these classes, not click's.
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from pipelines.audit.cli import audit
 from pipelines.cli.errors import clear_errors
@@ -93,5 +97,20 @@ app.command("simulate", help="Serve the platform API simulator (billing endpoint
 
 
 def main() -> None:
+    """Runs the app, turning a bad flag or argument into one ``creditlens: error:`` line (exit
+    2), like every other failure, instead of click's framed usage box that CI logs wrap."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        code = 2
+    except UsageError as exc:
+        message = " ".join(exc.format_message().split())
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        typer.echo(f"creditlens: error: {message}{hint}", err=True)
+        code = 2
+    except typer.Abort:
+        typer.echo("creditlens: interrupted", err=True)
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)

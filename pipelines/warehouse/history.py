@@ -6,7 +6,7 @@ hash; storing an unchanged snapshot again would only make the history longer, no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,12 @@ def land_snapshot(
     return True
 
 
-def append(path: Path, lock_timeout_s: float, table: str, rows: Sequence[dict[str, Any]]) -> int:
-    """Appends rows (dicts keyed by column) to a history table, in one transaction."""
-    if not rows:
+def append(
+    path: Path, lock_timeout_s: float, tables: Mapping[str, Sequence[dict[str, Any]]]
+) -> int:
+    """Appends rows (dicts keyed by column) to history tables, all in one transaction: what one
+    run records in several tables (an audit's keys and their findings) lands whole or not."""
+    if not any(tables.values()):
         return 0
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        return insert_dicts(con, table, rows)
+        return sum(insert_dicts(con, table, rows) for table, rows in tables.items())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipelines.warehouse.audit_tables import KEY_AUDIT
+from pipelines.warehouse.audit_tables import KEY_AUDIT, KEY_AUDIT_FINDINGS
 from pipelines.warehouse.ledger_tables import LEDGER_ENTRIES, QUARANTINE, SYNC_RUNS
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
@@ -85,6 +85,8 @@ MIGRATIONS: list[Migration] = [
         "monthly_statement returns its documented types",
         statements=(MONTHLY_STATEMENT.create_sql(), *MONTHLY_STATEMENT.comment_sql()),
     ),
+    # The key audit's page listed no finding at all: each one, with where and what to do.
+    Migration(5, "key-exposure audit findings", (KEY_AUDIT_FINDINGS,)),
 ]
 
 

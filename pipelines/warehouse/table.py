@@ -83,6 +83,12 @@ def money_column(name: str, doc: str, not_null: bool = True) -> Column:
     return Column(name, MONEY, doc, not_null)
 
 
+def columns(sql_type: str, not_null: bool = False, /, **docs: str) -> tuple[Column, ...]:
+    """Columns of one type and nullability, named by the keywords in the order given: a run
+    of like columns then reads as names and what they mean, the type said once."""
+    return tuple(Column(name, sql_type, doc, not_null) for name, doc in docs.items())
+
+
 def span(
     prefix: str, sql_type: str, first: str, last: str, not_null: bool = False
 ) -> tuple[Column, Column]:

@@ -8,7 +8,7 @@ pipelines/warehouse/read.py instead: nothing there can write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,10 @@ class Warehouse:
         )
 
     def append(self, table: str, rows: Sequence[dict[str, Any]]) -> int:
-        return history.append(self.path, self.lock_timeout_s, table, rows)
+        return self.append_tables({table: rows})
+
+    def append_tables(self, tables: Mapping[str, Sequence[dict[str, Any]]]) -> int:
+        return history.append(self.path, self.lock_timeout_s, tables)
 
     def replacing_for_account(
         self, account: str, tables: Sequence[str], memory_limit: str | None = None

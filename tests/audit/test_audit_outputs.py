@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,7 +10,8 @@ import duckdb
 import jsonschema
 import pytest
 
-from pipelines.audit.report import exit_code, to_json
+from pipelines.audit.baseline import apply_baseline
+from pipelines.audit.report import exit_code, severity_counts, to_json
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.severity import Severity
 from pipelines.warehouse.writer import Warehouse
@@ -54,7 +56,7 @@ def test_sarif_is_valid_and_carries_rules_levels_locations_and_fingerprints() ->
     validate(doc)
     run = doc["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert rule_ids == ["CLA001", "CLA002", "CLA003", "CLA004", "CLA005", "CLA006"]
+    assert rule_ids == [f"CLA00{i}" for i in range(1, 9)]
     by_rule = {r["ruleId"]: r for r in run["results"]}
     assert by_rule["CLA001"]["level"] == "error"  # critical
     assert by_rule["CLA004"]["level"] == "note"  # low
@@ -153,3 +155,104 @@ def test_rows_land_in_a_real_duckdb_table(tmp_path: Path) -> None:
             ["/repo/leak with space.env"],
         ),
     ]
+
+
+def test_finding_rows_land_one_per_location_in_a_real_duckdb_table(tmp_path: Path) -> None:
+    tables = sample().tables()
+    assert set(tables) == {"key_audit", "key_audit_findings"}
+    path = tmp_path / "w.duckdb"
+    warehouse = Warehouse(path)
+    for table, rows in tables.items():
+        warehouse.append(table, rows)
+    findings = tables["key_audit_findings"]
+    with duckdb.connect(str(path)) as con:
+        columns = [c[0] for c in con.execute("DESCRIBE key_audit_findings").fetchall()]
+        assert list(findings[0]) == columns
+        comments = con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'key_audit_findings' "
+            "AND (comment IS NULL OR comment = '')"
+        ).fetchall()
+        assert comments == []
+        got = con.execute(
+            "SELECT key_name, rule_id, severity, path, line, place, place_kind, "
+            "billing_readable, counted FROM key_audit_findings ORDER BY rule_id, key_name"
+        ).fetchall()
+    consumption = ["consumption", "breakdown", "subscription", "transactions"]
+    assert got == [
+        ("widget", "CLA001", "critical", None, None, "web/static/widget.js", "client-side",
+         consumption, True),
+        ("widget", "CLA002", "critical", None, None, "web/static/widget.js", "client-side",
+         consumption, True),
+        ("widget", "CLA003", "high", "/repo/leak with space.env", 4, None, None, consumption,
+         True),
+        ("old", "CLA004", "low", None, None, "billing-service", "server", [], True),
+        ("flaky", "CLA005", "low", None, None, "billing-service", "server", [], True),
+    ]  # fmt: skip
+    assert len({r["finding_id"] for r in findings}) == len(sample().findings)
+
+
+def test_counts_and_exit_code_leave_baselined_findings_out() -> None:
+    audited = sample()
+    ids = frozenset(f.finding_id for f in audited.findings if f.severity >= Severity.HIGH)
+    accepted = apply_baseline(audited, ids, Path("b.json"))
+    assert severity_counts(accepted) == {"low": 2, "medium": 0, "high": 0, "critical": 0}
+    assert json.loads(to_json(accepted))["findings_baselined"] == 3
+    assert exit_code(accepted, "high") == 0 and exit_code(accepted, "low") == 1
+    assert exit_code(audited, "high") == 1
+
+
+def test_the_finding_id_ignores_the_line_but_not_the_file_or_commit() -> None:
+    def unlisted(line: int, path: str = "/r/a.env", commit: str | None = None) -> str:
+        found = judged(
+            entry("k", "campaigns"),
+            FULL_ACCESS,
+            (dataclasses.replace(hit(path, listed=False, line=line), commit=commit),),
+        )
+        return next(f.finding_id for f in found.findings if f.rule_id == "CLA003")
+
+    assert unlisted(3) == unlisted(40)
+    assert unlisted(3) != unlisted(3, "/r/b.env")
+    assert unlisted(3, commit="a" * 40) != unlisted(3) != unlisted(3, commit="b" * 40)
+
+
+def test_two_entries_holding_one_key_get_a_finding_id_each() -> None:
+    """The same key under two inventory names, found in one file: two findings to accept or
+    fix, so a baseline entry for one must not silence the other."""
+
+    def unlisted(name: str) -> str:
+        found = judged(entry(name, "campaigns"), FULL_ACCESS, (hit("/r/a.env", listed=False),))
+        return next(f.finding_id for f in found.findings if f.rule_id == "CLA003")
+
+    assert unlisted("web-widget") != unlisted("nightly-sync")
+    assert unlisted("web-widget") == unlisted("web-widget")
+
+
+def test_sarif_with_a_baseline_and_git_hits_is_valid() -> None:
+    commit = "0f" * 20
+    git_hit = dataclasses.replace(hit("/repo/old/.env", listed=False, line=2), commit=commit)
+    audited = report(judged(entry("k", "campaigns"), FULL_ACCESS, (git_hit,)), *sample().keys)
+    first = next(f for f in audited.findings if f.rule_id == "CLA003")
+    doc = to_sarif(apply_baseline(audited, frozenset({first.finding_id}), Path("b.json")))
+    validate(doc)
+    results = doc["runs"][0]["results"]
+    assert [r["baselineState"] for r in results].count("unchanged") == 1
+    assert {r["baselineState"] for r in results} == {"new", "unchanged"}
+    git_result = next(r for r in results if r["baselineState"] == "unchanged")
+    location = git_result["locations"][0]
+    assert location["properties"] == {"commit": commit}
+    assert git_result["partialFingerprints"]["findingId/v1"] == first.finding_id
+    assert doc["runs"][0]["properties"]["findingsBaselined"] == 1
+    assert "baselineState" not in to_sarif(sample())["runs"][0]["results"][0]
+
+
+def test_odd_file_names_reach_sarif_and_json_without_crashing(tmp_path: Path) -> None:
+    odd = "/repo/[link=x]y\x1b[2J/bad\udcffname.env"
+    audited = report(judged(entry("k", "campaigns"), FULL_ACCESS, (hit(odd, listed=False),)))
+    doc = to_sarif(audited)
+    validate(doc)
+    uri = doc["runs"][0]["results"][-1]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert uri["uri"] == "file:///repo/%5Blink%3Dx%5Dy%1B%5B2J/bad%FFname.env"
+    out = tmp_path / "a.json"
+    out.write_text(to_json(audited), encoding="utf-8", errors="backslashreplace")
+    assert json.loads(out.read_text())["keys"][0]["places_found"] == [odd]
+    assert to_json(audited, ascii_only=True).isascii()

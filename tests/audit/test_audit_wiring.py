@@ -71,6 +71,15 @@ def test_dagster_asset_lands_the_audit_and_its_events_hold_no_key(
     assert meta["keys"] == 2 and meta["fails_high"] is True
     with duckdb.connect(audit_env["CREDITLENS_WAREHOUSE"], read_only=True) as con:
         assert con.execute("SELECT count(*) FROM key_audit").fetchone() == (2,)
+        stored = dict(
+            con.execute(
+                "SELECT severity, count(DISTINCT finding_id) FROM key_audit_findings "
+                "WHERE counted GROUP BY severity"
+            ).fetchall()
+        )
+    # The asset lands the findings with its keys, and counts them as the CLI and page do.
+    assert stored and meta["findings_counted"] == sum(stored.values())
+    assert {s: meta[f"findings_{s}"] for s in stored} == stored
     records = instance.get_event_records(
         __import__("dagster").EventRecordsFilter(
             event_type=__import__("dagster").DagsterEventType.ASSET_MATERIALIZATION

@@ -11,14 +11,17 @@ import duckdb
 import pytest
 
 from dashboards import ReportError, build_site, paths
+from pipelines.audit.report import severity_counts
 from pipelines.warehouse.connection import migrate
 from tests.dashboards.conftest import Built, site_files
 from tests.dashboards.pages import read_page
 from tests.dashboards.warehouse_factory import (
+    AUDIT_FINDINGS,
     MAIN,
     SECOND,
     XSS_AGENT,
     XSS_CAMPAIGN,
+    audit_findings,
     empty_warehouse,
 )
 
@@ -120,6 +123,54 @@ def test_key_audit_shows_the_latest_run_per_key(built: Built) -> None:
     by_key = {r[0]: r for r in rows[1:]}
     assert by_key["billing-prod"][5] == "high" and by_key["billing-prod"][6] == "exposed"
     assert "widget <b>key</b>" in by_key
+
+
+def test_key_audit_lists_every_finding_and_counts_as_the_exit_code_does(built: Built) -> None:
+    page = built.site.out_dir / paths.KEY_AUDIT
+    rows = read_page(page).rows
+    header = rows.index(
+        ["Severity", "Rule", "Key", "Fingerprint", "Last 4", "Proved", "Where", "What to do",
+         "Finding", "State"]
+    )  # fmt: skip
+    findings = rows[header + 1 :]
+    stored = audit_findings()
+    assert len(findings) == len(stored.findings) == 3
+    assert {(r[2], r[1].split()[0]) for r in findings} == {
+        (key, rule) for key, rules in AUDIT_FINDINGS.items() for rule in rules
+    }
+    by_rule = {r[1].split()[0]: r for r in findings}
+    unlisted = by_rule["CLA003"]
+    assert unlisted[0] == "high" and unlisted[3] == "a1b2c3d4e5f60718" and unlisted[4] == "9f3e"
+    assert unlisted[5].startswith("billing endpoints answered with data: consumption")
+    # The file is named literally: markup not read, the escape sequence made visible.
+    assert unlisted[6] == "/repo/[link=https://evil.example]x[/link]\\x1b[2J.env:7:3 (base64)"
+    assert "Remove the key from the file" in unlisted[7] and unlisted[9] == "new"
+    rejected = by_rule["CLA004"]
+    assert rejected[5] == "rejected: every endpoint answered 401"
+    assert rejected[6] == "inventory place 'web/static/widget.js' (client-side)"
+    text = page.read_text(encoding="utf-8")
+    assert "\x1b" not in text
+    # Counted as the audit's exit code counts; the rejected key, though listed client-side,
+    # is not counted as exposing billing data nor as an active public key.
+    counts = severity_counts(stored)
+    assert counts == {"low": 1, "medium": 0, "high": 2, "critical": 0}
+    assert "3 open finding(s): 0 critical, 2 high, 0 medium, 1 low." in text
+    assert "1 key(s) read billing data beyond their scope." in text
+    assert "used client-side or in public" not in text
+    assert "expose billing data or are used client-side" not in text
+
+
+def test_key_audit_of_an_older_run_says_its_findings_were_not_recorded(
+    built: Built, tmp_path: Path
+) -> None:
+    warehouse = _copy(built, tmp_path)
+    con = duckdb.connect(str(warehouse))
+    con.execute("DELETE FROM key_audit_findings")
+    con.close()
+    site = build_site(warehouse, tmp_path / "site", account=SECOND)
+    text = (site.out_dir / paths.KEY_AUDIT).read_text(encoding="utf-8")
+    assert "The findings of 2 key(s) were not recorded" in text
+    assert "No finding in the latest audit of any key." in text
 
 
 def test_account_and_month_choose_what_the_report_is_about(built: Built, tmp_path: Path) -> None:

@@ -20,8 +20,11 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.audit.classify import assess
+from pipelines.audit.report import AuditReport, ScanHit
 from pipelines.reconciliation.run import ReconcileOptions, reconcile_account
 from pipelines.warehouse.writer import Warehouse
+from tests.audit.audit_factories import FULL_ACCESS, REVOKED, entry, outcomes
 from tests.reconciliation.warehouse_ledgers import (
     breakdown_doc,
     land_document,
@@ -261,11 +264,11 @@ def _land_key_audit(warehouse: Warehouse) -> None:
     """Two audit runs, appended as the key audit appends its rows."""
     audits = [
         ("run-1", datetime(2026, 4, 1, tzinfo=UTC), "billing-prod", "a1b2c3d4e5f60718", "9f3e",
-         "active", "billing", "low", False),
+         "active", "campaigns", "low", False),
         ("run-2", datetime(2026, 4, 8, tzinfo=UTC), "billing-prod", "a1b2c3d4e5f60718", "9f3e",
-         "active", "billing", "high", True),
+         "active", "campaigns", "high", True),
         ("run-2", datetime(2026, 4, 8, tzinfo=UTC), "widget <b>key</b>", "0011223344556677", "",
-         "rejected", "campaigns", "none", False),
+         "rejected", "campaigns", "low", False),
     ]  # fmt: skip
     for run_id in ("run-1", "run-2"):
         rows = [
@@ -282,9 +285,10 @@ def _land_key_audit(warehouse: Warehouse) -> None:
                 "endpoints_rejected": [],
                 "endpoints_unknown": [],
                 "billing_exposed": exposed,
-                "client_side_or_public": False,
+                # The reviewers' case: a rejected key listed as used client-side.
+                "client_side_or_public": status == "rejected",
                 "severity": severity,
-                "findings": 1 if exposed else 0,
+                "findings": 0 if run == "run-1" else len(AUDIT_FINDINGS[name]),
                 "places_listed": [],
                 "places_found": [],
             }
@@ -292,6 +296,34 @@ def _land_key_audit(warehouse: Warehouse) -> None:
             if run == run_id
         ]
         warehouse.append("key_audit", rows)
+    warehouse.append("key_audit_findings", audit_findings().finding_rows())
+
+
+# Run 2's findings, judged by the audit's own classification: the billing key reads billing
+# beyond its campaigns scope and lies, unlisted, in a file whose name carries rich markup and an
+# escape sequence; the widget key is rejected but still listed client-side.
+ODD_PATH = "/repo/[link=https://evil.example]x[/link]\x1b[2J.env"
+AUDIT_FINDINGS = {"billing-prod": ("CLA001", "CLA003"), "widget <b>key</b>": ("CLA004",)}
+
+
+def audit_findings() -> AuditReport:
+    hit = ScanHit("billing-prod", "a1b2c3d4e5f60718", "9f3e", ODD_PATH, 7, 3, "base64", False)
+    billing = assess(
+        entry("billing-prod", "campaigns", ("billing-service", "server")),
+        fingerprint="a1b2c3d4e5f60718",
+        last4="9f3e",
+        base_url="http://127.0.0.1:1",
+        endpoints=outcomes(*FULL_ACCESS),
+        hits=(hit,),
+    )
+    widget = assess(
+        entry("widget <b>key</b>", "campaigns", ("web/static/widget.js", "client-side")),
+        fingerprint="0011223344556677",
+        last4="",
+        base_url="http://127.0.0.1:1",
+        endpoints=outcomes(*REVOKED),
+    )
+    return AuditReport("run-2", datetime(2026, 4, 8, tzinfo=UTC), "keys.toml", (billing, widget))
 
 
 def empty_warehouse(path: Path) -> Path:

@@ -148,3 +148,19 @@ def test_a_configuration_error_is_one_clear_line(
 ) -> None:
     result, values = outcomes[id]
     assert_one_clear_error_line(result, *(n.format(**values) for n in named))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("audit", "--bogus"), ("sync", "--since"), ("report", "--month"), ("nonsense",)],
+    ids=["unknown-option", "missing-value", "missing-month", "unknown-command"],
+)
+def test_a_bad_flag_is_one_clear_line_and_exit_2(args: tuple[str, ...]) -> None:
+    """Usage errors too: CI logs and pipes get one line, not click's framed usage box."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("creditlens: error: "), result.stderr
+    assert "Traceback" not in result.stderr and not result.stdout
