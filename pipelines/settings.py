@@ -25,11 +25,14 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.api.settings import (
     API_KEY_ENV,
     BASE_URL_ENV,
+    HIDE_VALUE,
     ApiOptions,
     ApiSettings,
     env_field,
     env_name,
     http_url,
+    is_env_name,
+    not_an_env_name,
     read_env,
     to_env,
 )
@@ -78,25 +81,54 @@ def _paths(value: Any) -> Any:
 
 def env_secret(var: str, env: Mapping[str, str] | None = None) -> SecretStr | None:
     """The secret held by ``var``, read at the moment it is needed (None when unset or blank):
-    secrets are never fields, so nothing that serializes the settings can carry one."""
+    secrets are never fields, so nothing that serializes the settings can carry one.
+
+    ``var`` is checked again here, for settings built without validation: a caller saying
+    "``var`` is not set" must never be printing a key that was pasted in place of its name."""
+    if not is_env_name(var):
+        raise ConfigurationError(
+            not_an_env_name(API_KEY_ENV, "a secret", subject="the name given for a secret")
+        )
     text = (os.environ if env is None else env).get(var, "").strip()
     return SecretStr(text) if text else None
 
 
+def _names_a_variable(example: str, holds: str) -> BeforeValidator:
+    """Refuses anything but a variable's name (``pipelines.api.settings.is_env_name``) with one
+    line that never holds the value: what was typed there may well be the secret itself."""
+
+    def check(value: Any) -> Any:
+        if not is_env_name(value):
+            raise ValueError(not_an_env_name(example, holds))
+        return value
+
+    return BeforeValidator(check)
+
+
 Day = Annotated[date, BeforeValidator(_iso_day)]
 WholeNumber = Annotated[int, _whole_number(), Field(ge=0)]
-# The name of a variable holding a secret, stored instead of the secret.
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+# The name of a variable holding a secret, stored instead of the secret: upper case by
+# convention (``ENV_NAME_PATTERN``), so that a key pasted in its place is refused, never stored.
+KeyVariable = Annotated[
+    str,
+    _names_a_variable(API_KEY_ENV, "a key"),
+    Field(json_schema_extra={HIDE_VALUE: True}),
+]
+AuditSecretVariable = Annotated[
+    str,
+    _names_a_variable(AUDIT_SECRET_ENV, "a secret"),
+    Field(json_schema_extra={HIDE_VALUE: True}),
+]
 
 
 class AccountSettings(BaseModel):
     """One company's API, read with its own key."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     name: str = env_field("CREDITLENS_ACCOUNT", "default", min_length=1)
-    base_url: str | None = env_field(BASE_URL_ENV, None)
-    api_key_env: EnvName = API_KEY_ENV
+    base_url: str | None = env_field(BASE_URL_ENV, None, hide_value=True)
+    api_key_env: KeyVariable = API_KEY_ENV
     api: ApiOptions = Field(default_factory=ApiOptions)
     sign_convention: SignConvention = env_field("CREDITLENS_SIGN_CONVENTION", "signed")
     summary_balance_field: str = env_field("CREDITLENS_SUMMARY_BALANCE_FIELD", "balance")
@@ -139,7 +171,7 @@ class AccountSettings(BaseModel):
 class Settings(BaseModel):
     """The installation and its accounts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     warehouse: Path = env_field("CREDITLENS_WAREHOUSE", Path("creditlens.duckdb"))
     analyst_copy: Path | None = env_field("CREDITLENS_ANALYST_COPY", None)
@@ -162,7 +194,7 @@ class Settings(BaseModel):
         "CREDITLENS_AUDIT_SCAN", ()
     )
     # The key fingerprints' secret: the variable holding it, else a file in the state dir.
-    audit_secret_env: EnvName = AUDIT_SECRET_ENV
+    audit_secret_env: AuditSecretVariable = AUDIT_SECRET_ENV
     audit_state_dir: Path = env_field("CREDITLENS_AUDIT_STATE_DIR", Path("~/.creditlens"))
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
 
@@ -200,10 +232,15 @@ class Settings(BaseModel):
         return self.accounts[0]
 
     def account_named(self, name: str) -> AccountSettings:
+        """The account a resource names; an unknown name is not repeated: it comes from run
+        config, where a key may have been pasted, and the message goes to the event log."""
         for account in self.accounts:
             if account.name == name:
                 return account
-        raise ConfigurationError(f"no account named {name!r} is configured")
+        names = ", ".join(a.name for a in self.accounts)
+        raise ConfigurationError(
+            f"account is not one of the configured accounts ({names}): value not shown"
+        )
 
     @property
     def staging_root(self) -> Path:

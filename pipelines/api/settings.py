@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -29,9 +30,48 @@ BASE_URL_ENV = "CREDITLENS_BASE_URL"
 API_KEY_ENV = "CREDITLENS_API_KEY"
 
 
-def env_field(var: str, default: Any = ..., **constraints: Any) -> Any:
-    """A field that the environment variable ``var`` sets (an empty value counts as unset)."""
-    return Field(default, json_schema_extra={"env": var}, **constraints)
+# Fields whose value an error message must not repeat: a user may have pasted a key there (a
+# variable's name in place of the key it names), or a URL may carry credentials.
+HIDE_VALUE = "hide_value"
+# An environment variable's name, by convention: an upper-case letter, then upper-case letters,
+# digits and underscores, 64 characters at most. A part between underscores of 12 or more
+# characters mixing letters and digits, or of more than 24, looks like generated key material
+# (an AWS key id, a hex token) and is refused too: no variable is named like that, and a name
+# that is refused can never be echoed as "X is not set".
+ENV_NAME_PATTERN = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+KEY_LIKE_PART = 12
+LONGEST_PART = 24
+
+
+def is_env_name(text: object) -> bool:
+    """Whether ``text`` can be the name of a variable holding a secret (``ENV_NAME_PATTERN``):
+    checked before a name is stored or printed, so a key pasted in its place is neither."""
+    if not isinstance(text, str) or not ENV_NAME_PATTERN.fullmatch(text):
+        return False
+    for part in text.split("_"):
+        mixed = any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
+        if len(part) > LONGEST_PART or (mixed and len(part) >= KEY_LIKE_PART):
+            return False
+    return True
+
+
+def not_an_env_name(example: str, holds: str = "a key", subject: str = "") -> str:
+    """The one line refusing a value that is not a variable's name, after ``subject`` (the
+    setting, when the caller does not prefix it itself); the value is never in it."""
+    text = (
+        f"must name an environment variable (like {example}), not hold {holds}: "
+        "refused, value not shown"
+    )
+    return f"{subject} {text}" if subject else text
+
+
+def env_field(var: str, default: Any = ..., *, hide_value: bool = False, **constraints: Any) -> Any:
+    """A field that the environment variable ``var`` sets (an empty value counts as unset);
+    ``hide_value``: error messages name the variable but never repeat what it was given."""
+    extra: dict[str, Any] = {"env": var}
+    if hide_value:
+        extra[HIDE_VALUE] = True
+    return Field(default, json_schema_extra=extra, **constraints)
 
 
 def env_var(field: FieldInfo) -> str | None:
@@ -58,7 +98,9 @@ class ApiOptions(BaseModel):
     processes' arguments) without a key riding along.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # hide_input_in_errors: a ValidationError printed whole (a traceback) shows no value; the
+    # one-line messages come from describe_validation_error, which decides what may be shown.
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     range_start_param: str = env_field("CREDITLENS_RANGE_START_PARAM", "startDate")
     range_end_param: str = env_field("CREDITLENS_RANGE_END_PARAM", "endDate")
@@ -90,7 +132,7 @@ class ApiOptions(BaseModel):
 class ApiSettings(ApiOptions):
     """How to reach and read one company's API. The key is a SecretStr: its repr is masked."""
 
-    base_url: str = env_field(BASE_URL_ENV)
+    base_url: str = env_field(BASE_URL_ENV, hide_value=True)
     api_key: SecretStr = env_field(API_KEY_ENV)
 
     @field_validator("base_url")
@@ -201,23 +243,33 @@ def to_env(settings: BaseModel) -> dict[str, str]:
 
 
 def _field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
+    """The field an error's location points at; None when a name in it is not a field (an
+    unexpected key, whose value may be anything, a pasted key included)."""
     found: FieldInfo | None = None
     current: type[BaseModel] | None = model
     for part in loc:
-        if current is not None and isinstance(part, str) and part in current.model_fields:
+        if not isinstance(part, str):
+            continue
+        if current is not None:
+            if part not in current.model_fields:
+                return None
             found = current.model_fields[part]
             current = _model_in(found.annotation)[0]
     return found
 
 
-def _is_secret(field: FieldInfo) -> bool:
+def _value_hidden(field: FieldInfo) -> bool:
+    """A secret, or a field a secret could be pasted into (see ``HIDE_VALUE``)."""
     nested = [field.annotation, *typing.get_args(field.annotation)]
-    return SecretStr in nested
+    extra = field.json_schema_extra
+    return SecretStr in nested or (isinstance(extra, dict) and bool(extra.get(HIDE_VALUE)))
 
 
 def describe_validation_error(exc: ValidationError, model: type[BaseModel] = ApiSettings) -> str:
-    """One line naming each wrong setting by its variable, with the value given unless it is a
-    secret (a "missing" error's input is the whole model, which may hold the key: never shown)."""
+    """One line naming each wrong setting by its variable, with the value given only when it is
+    plain and cannot be a secret: never for a secret, a variable's name (a key may have been
+    pasted there), a URL, an unexpected key, or a "missing" error (whose input is the whole
+    model, which may hold the key)."""
     parts = []
     for error in exc.errors():
         loc = tuple(error.get("loc", ()))
@@ -228,7 +280,8 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] = Api
         if isinstance(value, Path):
             value = str(value)
         plain = isinstance(value, str | int | float | Decimal) and not isinstance(value, bool)
-        if field is not None and plain and error.get("type") != "missing" and not _is_secret(field):
+        shown = error.get("type") not in ("missing", "extra_forbidden")
+        if field is not None and plain and shown and not _value_hidden(field):
             text += f", got {value!r}"
-        parts.append(text)
+        parts.append(" ".join(text.split()))
     return "; ".join(parts)
