@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 SECRET = b"test-installation-secret"
@@ -22,3 +24,20 @@ def write_inventory(folder: Path, *blocks: str) -> Path:
     path = folder / "keys.toml"
     path.write_text("\n".join(blocks), encoding="utf-8")
     return path
+
+
+def git(repo: Path, *args: str) -> str:
+    """git in ``repo`` with a fixed identity and no user or system configuration."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(repo.parent),
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()

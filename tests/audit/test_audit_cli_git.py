@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -14,24 +13,9 @@ import pytest
 from pipelines.audit.scan import MIN_SCAN_KEY_CHARS
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_cli_helpers import assert_no_key, one_error_line, run_cli, write
-from tests.audit.audit_helpers import key_block, write_inventory
+from tests.audit.audit_helpers import git, key_block, write_inventory
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "HOME": str(repo),
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture

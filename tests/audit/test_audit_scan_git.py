@@ -3,7 +3,6 @@ it, names the commit and the path, and fails clearly where there is no history t
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,26 +12,11 @@ import pytest
 from pipelines.api.redact import needles
 from pipelines.audit.git_scan import GitScanError, scan_git
 from pipelines.audit.scan import ALLOW_MARKER, ScanPathError, scan
+from tests.audit.audit_helpers import git
 
 KEY = "sk_live_4f9c+2a7e/1b3d=5f6a8c0e2b4d6f8a1c3e"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(repo.parent),
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 def commit_all(repo: Path, message: str) -> str:

@@ -24,7 +24,7 @@ from tests.reconciliation.warehouse_ledgers import (
     land_ledger,
     land_snapshots,
 )
-from tests.transforms.ledgers import T0, Chain, ledger_frame, money, seconds
+from tests.transforms.ledgers import T0, ledger_frame, usage_chain
 
 SERIAL = itertools.count()
 PERIOD = (T0, T0 + timedelta(days=31))
@@ -45,20 +45,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
 def _landed_ledger(warehouse: Warehouse) -> str:
     """A fresh account holding a small ledger whose last balance_after is 141.5."""
     account = f"acme-{next(SERIAL)}"
-    chain = Chain(
-        amounts=money("-2.5", "-3", "1", "-4", "50"),
-        offsets=seconds(0, 60, 120, 86400, 86400),
-        opening=Decimal(100),
-        account=account,
-        types=["Usage", "Usage", "Refund", "Usage", "TopUp"],
-        dimensions=[
-            ("agt_a", "cmp_x", "Phone"),
-            ("agt_b", "cmp_x", "Chat"),
-            ("agt_b", "cmp_x", "Chat"),
-            ("agt_a", "cmp_x", "Phone"),
-            (None, None, None),
-        ],
-    )
+    chain = usage_chain(account)
     land_ledger(warehouse, ledger_frame(chain))
     return account
 

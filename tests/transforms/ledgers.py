@@ -106,3 +106,21 @@ def seconds(*values: float) -> list[timedelta]:
 
 def money(*values: str | int) -> list[Decimal]:
     return [Decimal(v) for v in values]
+
+
+def usage_chain(account: str = "acme") -> Chain:
+    """Three usages, a refund and a top-up over two days: 100 opening, 141.5 closing."""
+    return Chain(
+        amounts=money("-2.5", "-3", "1", "-4", "50"),
+        offsets=seconds(0, 60, 120, 86400, 86400),
+        opening=Decimal(100),
+        account=account,
+        types=["Usage", "Usage", "Refund", "Usage", "TopUp"],
+        dimensions=[
+            ("agt_a", "cmp_x", "Phone"),
+            ("agt_b", "cmp_x", "Chat"),
+            ("agt_b", "cmp_x", "Chat"),
+            ("agt_a", "cmp_x", "Phone"),
+            (None, None, None),
+        ],
+    )

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from tests.reconciliation.warehouse_ledgers import snapshot_rows
-from tests.transforms.ledgers import Chain, ledger_frame, money, seconds
+from tests.transforms.ledgers import ledger_frame, usage_chain
 from transforms.breaks import BREAKS_SCHEMA
 from transforms.continuity import reconcile_continuity
 from transforms.cross_checks import (
@@ -34,20 +34,7 @@ FETCHED = datetime(2025, 3, 1, tzinfo=UTC)
 
 
 def _ordered(account: str = "acme") -> pl.DataFrame:
-    chain = Chain(
-        amounts=money("-2.5", "-3", "1", "-4", "50"),
-        offsets=seconds(0, 60, 120, 86400, 86400),
-        opening=Decimal(100),
-        account=account,
-        types=["Usage", "Usage", "Refund", "Usage", "TopUp"],
-        dimensions=[
-            ("agt_a", "cmp_x", "Phone"),
-            ("agt_b", "cmp_x", "Chat"),
-            ("agt_b", "cmp_x", "Chat"),
-            ("agt_a", "cmp_x", "Phone"),
-            (None, None, None),
-        ],
-    )
+    chain = usage_chain(account)
     return reconcile_continuity(ledger_frame(chain)).ordered
 
 
