@@ -182,7 +182,7 @@ class KeyAuditPlace:
     encoding: str | None
     commit: str | None
     place: str | None
-    place_kind: str | None
+    kind: str | None  # the column place_kind
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ is released, so a sync never waits for a report to finish rendering.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
@@ -18,7 +17,14 @@ import polars as pl
 
 from dashboards import model, periods
 from dashboards.usage import dimension_usage
-from pipelines.warehouse.read import QueryError, ReadConnection, open_read_only, table_names
+from pipelines.warehouse.read import (
+    QueryError,
+    ReadConnection,
+    count,
+    open_read_only,
+    table_names,
+)
+from pipelines.warehouse.read import rows as _rows  # `rows` is the usual name of its result
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 from transforms.micros import MONEY
 
@@ -58,10 +64,6 @@ def read_warehouse(
     return model.ReportData(accounts, audits, notices)
 
 
-def _rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-    return con.execute(sql, list(params)).fetchall()
-
-
 def _accounts(con: ReadConnection, tables: set[str]) -> list[str]:
     sources = [
         t
@@ -87,9 +89,9 @@ def _account(
     daily = _daily(con, tables, name)
     subscription = _subscription(con, name) if "subscription_snapshots" in tables else None
     consumption = _consumption(con, name) if "consumption_snapshots" in tables else None
-    ledger_entries = _count(con, "SELECT count(*) FROM ledger_entries WHERE account = ?", name)
+    ledger_entries = count(con, "SELECT count(*) FROM ledger_entries WHERE account = ?", [name])
     reconciled = (
-        _count(con, "SELECT count(*) FROM ledger_enriched WHERE account = ?", name)
+        count(con, "SELECT count(*) FROM ledger_enriched WHERE account = ?", [name])
         if "ledger_enriched" in tables
         else 0
     )
@@ -129,11 +131,6 @@ def _account(
         agents_in_period=_agents_in_period(con, name, subscription, consumption),
         notices=notices,
     )
-
-
-def _count(con: ReadConnection, sql: str, *params: Any) -> int:
-    row = con.execute(sql, list(params)).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
 
 
 def _daily(con: ReadConnection, tables: set[str], name: str) -> pl.DataFrame:
@@ -285,13 +282,11 @@ def _agents_in_period(
         start = getattr(source, "period_start", None)
         end = getattr(source, "period_end", None)
         if start is not None and end is not None:
-            return _count(
+            return count(
                 con,
                 "SELECT count(DISTINCT agent_id) FROM ledger_entries WHERE account = ? "
                 "AND created_at >= ? AND created_at < ?",
-                name,
-                start,
-                end,
+                [name, start, end],
             )
     return None
 
@@ -309,15 +304,27 @@ def _campaign_names(con: ReadConnection, name: str) -> dict[str, str]:
     return {campaign_id: campaign_name for campaign_id, campaign_name in rows}
 
 
+# Each key's latest audit: the newest row, the run id breaking a tie of audit times.
+_LATEST_PER_KEY = (
+    "QUALIFY row_number() OVER (PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) = 1"
+)
+
+
+def _worst_first(column: str) -> str:
+    """An ORDER BY term ranking a severity column critical, high, medium, low, then the rest."""
+    return (
+        f"CASE {column} WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 "
+        "WHEN 'low' THEN 3 ELSE 4 END"
+    )
+
+
 def _key_audit(con: ReadConnection, tables: set[str]) -> list[model.KeyAudit]:
     """The latest audit of each key, with that run's findings of the key when stored."""
     rows = _rows(
         con,
         "SELECT key_name, fingerprint, last4, status, intended_scope, severity, billing_exposed, "
-        "client_side_or_public, findings, audited_at, run_id FROM key_audit "
-        "QUALIFY row_number() OVER (PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) "
-        "= 1 ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' "
-        "THEN 2 WHEN 'low' THEN 3 ELSE 4 END, key_name",
+        f"client_side_or_public, findings, audited_at, run_id FROM key_audit {_LATEST_PER_KEY} "
+        f"ORDER BY {_worst_first('severity')}, key_name",
     )
     findings = _key_audit_findings(con) if "key_audit_findings" in tables else None
     audits = []
@@ -339,15 +346,13 @@ def _key_audit_findings(
     """Findings of each key's latest run, by (run, key); a finding's locations gathered."""
     rows = _rows(
         con,
-        "WITH latest AS (SELECT run_id, key_name FROM key_audit QUALIFY row_number() OVER "
-        "(PARTITION BY key_name ORDER BY audited_at DESC, run_id DESC) = 1) "
+        f"WITH latest AS (SELECT run_id, key_name FROM key_audit {_LATEST_PER_KEY}) "
         "SELECT f.run_id, f.finding_id, f.key_name, f.fingerprint, f.last4, f.key_status, "
         "f.severity, f.rule_id, f.rule_name, f.message, f.remedy, f.billing_readable, "
         "f.baselined, f.counted, f.path, f.line, f.column_number, f.encoding, f.commit, "
         "f.place, f.place_kind FROM key_audit_findings f "
         "JOIN latest USING (run_id, key_name) "
-        "ORDER BY CASE f.severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' "
-        "THEN 2 WHEN 'low' THEN 3 ELSE 4 END, f.key_name, f.rule_id, f.finding_id, f.path, "
+        f"ORDER BY {_worst_first('f.severity')}, f.key_name, f.rule_id, f.finding_id, f.path, "
         "f.line, f.column_number, f.place",
     )
     out: dict[tuple[str, str], dict[str, model.KeyAuditFinding]] = {}

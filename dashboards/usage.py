@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboards import model, periods
 from pipelines.warehouse.read import ReadConnection
+from pipelines.warehouse.read import rows as _rows  # `rows` is the usual name of its result
 
 _DAY = "CAST(timezone('UTC', created_at) AS DATE)"
 _MONTH = f"CAST(date_trunc('month', {_DAY}) AS DATE)"
@@ -89,10 +90,6 @@ def _usage(rows: list[tuple[Any, ...]]) -> dict[str | None, list[model.Usage]]:
             model.Usage(period, consumption, refunds, consumption - refunds, int(entries))
         )
     return out
-
-
-def _rows(con: ReadConnection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params).fetchall()
 
 
 def _utc(day: date) -> datetime:

@@ -53,12 +53,15 @@ def _whole_number(hint: str = "") -> BeforeValidator:
     return BeforeValidator(check)
 
 
+DAY_RULE = "must be a date like 2025-01-31"
+
+
 def _iso_day(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return date.fromisoformat(value.strip())
         except ValueError:
-            raise ValueError("must be a date like 2025-01-31") from None
+            raise ValueError(DAY_RULE) from None
     return value
 
 
@@ -251,7 +254,8 @@ class Settings(BaseModel):
 
 
 def parse_day(text: str, what: str) -> date:
+    """A day given on the command line (``--since``), read as the settings read theirs."""
     try:
-        return date.fromisoformat(text.strip())
+        return _iso_day(text)  # type: ignore[no-any-return]
     except ValueError:
-        raise ConfigurationError(f"{what} must be a date like 2025-01-31, got {text!r}") from None
+        raise ConfigurationError(f"{what} {DAY_RULE}, got {text!r}") from None

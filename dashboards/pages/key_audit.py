@@ -8,15 +8,16 @@ can never disagree. A rejected key reads nothing, so it is never counted as expo
 
 from __future__ import annotations
 
-from itertools import takewhile
-
 from dashboards import paths
 from dashboards.markup import Html, para
 from dashboards.model import KeyAudit, KeyAuditFinding, KeyAuditPlace
 from dashboards.pages.common import SITE_CRUMBS, File, page_file, when
 from dashboards.tables import Column, number_cell, table, text_cell
+from pipelines.audit.severity import Severity
+from pipelines.audit.text import location_text, visible
 
-SEVERITIES = ("critical", "high", "medium", "low")
+# Worst first, as the audit ranks them; "none" is no finding.
+SEVERITIES = tuple(s.value for s in sorted(Severity, reverse=True) if s is not Severity.NONE)
 
 
 def key_audit_file(audits: list[KeyAudit]) -> File:
@@ -81,9 +82,10 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
 
 
 def exposes_billing(audit: KeyAudit) -> bool:
-    """Reads billing data beyond its scope: only an active key can (a rejected one reads
-    nothing, whatever an older row says)."""
-    return audit.billing_exposed and audit.status == "active"
+    """Reads billing data beyond its scope. Only an active key can: the audit records an
+    exposure only for billing endpoints that answered with data, which makes a key active, so
+    a rejected key never has one."""
+    return audit.billing_exposed
 
 
 def severity_counts(findings: list[KeyAuditFinding]) -> dict[str, int]:
@@ -153,23 +155,5 @@ def finding_row(finding: KeyAuditFinding) -> list:
 
 
 def place_text(place: KeyAuditPlace) -> str:
-    """``path:line:column in commit C (encoding)``, each part only where the row has it (a
-    column only after a line), or the inventory place and its kind."""
-    if place.path is None:
-        return f"inventory place {visible(repr(place.place or ''))} ({visible(place.place_kind)})"
-    position = takewhile(lambda n: n is not None, (place.line, place.column))
-    notes = ((" in commit {}", place.commit), (" ({})", place.encoding))
-    return (
-        visible(place.path)
-        + "".join(f":{n}" for n in position)
-        + "".join(form.format(visible(value)) for form, value in notes if value)
-    )
-
-
-def visible(text: object) -> str:
-    """Non-printable characters (ESC, newlines, bidi overrides) as repr-style escapes: a file
-    name is shown as it is, never as what it would do."""
-    s = "" if text is None else str(text)
-    if s.isprintable():
-        return s
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
+    """Where the finding is, as the terminal report says it (pipelines.audit.text)."""
+    return location_text(place)

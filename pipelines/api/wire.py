@@ -54,18 +54,6 @@ KNOWN_FIELDS = frozenset(f.wire for f in ENTRY_FIELDS)
 _STRINGS = fields_of(Kind.STRING)
 _MONEY = fields_of(Kind.MONEY)
 
-_DTYPES: dict[Kind, pl.DataType] = {
-    Kind.TIMESTAMP: TIMESTAMP,
-    Kind.STRING: pl.String(),
-    Kind.MONEY: MONEY,
-    Kind.FLAG: pl.Boolean(),
-}
-ENTRY_SCHEMA: dict[str, pl.DataType] = {
-    **{f.column: _DTYPES[f.kind] for f in ENTRY_FIELDS},
-    EXTRA_COLUMN: pl.String(),
-    "position": pl.Int32(),
-}
-
 _QUANTUM = Decimal(1).scaleb(-MAX_SCALE)
 _PLAIN_PATTERN = rf"^-?\d{{1,{MAX_INTEGER_DIGITS}}}(?:\.\d{{1,{MAX_SCALE}}}0*)?$"
 _PLAIN_MONEY = re.compile(_PLAIN_PATTERN)
@@ -170,7 +158,10 @@ class WireColumns:
 def entries_frame(
     rows: list[Any], first_day: date | None = None, last_day: date | None = None
 ) -> tuple[pl.DataFrame, list[Reject]]:
-    """Typed rows (``ENTRY_SCHEMA``) and rejects; ``len(frame) + len(rejects) == len(rows)``."""
+    """Typed rows (as ``validate_columns`` types them) and rejects.
+
+    ``len(frame) + len(rejects) == len(rows)``: nothing is dropped.
+    """
     columns, reasons = columns_from_rows(rows)
     frame, reasons = validate_columns(columns, reasons, first_day, last_day)
     return frame, [Reject(i, reason, rows[i]) for i, reason in sorted(reasons.items())]

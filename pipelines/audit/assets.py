@@ -7,7 +7,8 @@ tables, in one transaction.
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from pipelines.audit.report import exit_code, land_audit, severity_counts
+from pipelines.audit.history import land_audit
+from pipelines.audit.report import exit_code, severity_counts
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
 from pipelines.audit.severity import Severity

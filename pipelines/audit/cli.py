@@ -18,9 +18,10 @@ import typer
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.audit.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
+from pipelines.audit.history import land_audit
 from pipelines.audit.inventory import InventoryError
 from pipelines.audit.key_fingerprint import AuditSecretError
-from pipelines.audit.report import AuditReport, exit_code, land_audit, to_json
+from pipelines.audit.report import AuditReport, exit_code, to_json
 from pipelines.audit.run import AuditCrash, run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError

@@ -27,12 +27,12 @@ from typing import IO
 from pipelines.api.redact import Needle
 from pipelines.audit.report import ScanStats
 from pipelines.audit.scan import (
-    BINARY_PROBE_BYTES,
     DEFAULT_MAX_FILE_BYTES,
     RawHit,
     ScanPathError,
     Skip,
     Tally,
+    admit,
     search,
     sort_hits,
     split_short,
@@ -80,8 +80,9 @@ def scan_git(
     with _CatFile(git, repo) as objects:
         # (blob, path) -> the first commit holding that blob at that path
         placements: dict[tuple[str, bytes], str] = {}
+        trees_seen: set[tuple[str, bytes]] = set()  # (tree, path) pairs already read
         for commit, tree in commits:
-            _walk_tree(objects, tree, b"", commit, placements, tally, base)
+            _walk_tree(objects, tree, b"", commit, placements, trees_seen, tally, base)
         by_blob: dict[str, list[tuple[bytes, str]]] = {}
         for (blob, path), commit in placements.items():
             by_blob.setdefault(blob, []).append((path, commit))
@@ -100,6 +101,7 @@ def _walk_tree(
     prefix: bytes,
     commit: str,
     placements: dict[tuple[str, bytes], str],
+    trees_seen: set[tuple[str, bytes]],
     tally: Tally,
     base: Path,
 ) -> None:
@@ -107,9 +109,9 @@ def _walk_tree(
     stack = [(tree, prefix)]
     while stack:
         oid, at = stack.pop()
-        if (oid, at) in objects.trees_seen:  # read before at this path: same blobs, older commit
+        if (oid, at) in trees_seen:  # read before at this path: same blobs, older commit
             continue
-        objects.trees_seen.add((oid, at))
+        trees_seen.add((oid, at))
         got = objects.read(oid)
         if got is None or got[0] != "tree":
             tally.unreadable_dirs.add(base / os.fsdecode(at) if at else base)
@@ -149,12 +151,7 @@ def _blob(
     if got is None:
         tally.unreadable_files.add(shown)
         return None
-    data = got[1]
-    if b"\0" in data[:BINARY_PROBE_BYTES]:
-        tally.skipped[Skip.BINARY] += 1
-        return None
-    tally.scanned += 1
-    return data
+    return admit(got[1], max_file_bytes, tally)
 
 
 class _CatFile:
@@ -164,7 +161,6 @@ class _CatFile:
         self._repo = repo
         self._check = _spawn(git, repo, "--batch-check")
         self._batch = _spawn(git, repo, "--batch")
-        self.trees_seen: set[tuple[str, bytes]] = set()
         self.raw_len = 20
 
     def __enter__(self) -> _CatFile:
@@ -232,7 +228,7 @@ def _spawn(git: str, repo: Path, mode: str) -> subprocess.Popen[bytes]:
 
 def _top(git: str, repo: Path) -> Path:
     """The folder tree paths are relative to: the work tree's top, or the bare repository."""
-    _run(git, repo, "rev-parse", "--git-dir")  # raises the clear error outside a repository
+    # Outside a repository this raises the clear error (see _run).
     if _run(git, repo, "rev-parse", "--is-bare-repository").strip() == b"true":
         return repo
     return Path(os.fsdecode(_run(git, repo, "rev-parse", "--show-toplevel").rstrip(b"\n")))

@@ -18,7 +18,6 @@ from typing import Any
 from pipelines.audit.endpoints import Outcome
 from pipelines.audit.rules import BY_ID
 from pipelines.audit.severity import Severity, highest
-from pipelines.warehouse.writer import Warehouse
 
 
 class KeyStatus(Enum):
@@ -218,14 +217,6 @@ class AuditReport:
     def tables(self) -> dict[str, list[dict[str, Any]]]:
         """Every table an audit run lands, by name: what a caller appends, table by table."""
         return {"key_audit": self.rows(), "key_audit_findings": self.finding_rows()}
-
-
-def land_audit(report: AuditReport, warehouse: Warehouse) -> Path:
-    """The run's keys and findings in one transaction (so a page never shows keys without
-    their findings), then the analyst copy; the CLI and the Dagster asset both land this way."""
-    warehouse.append_tables(report.tables())
-    warehouse.publish_analyst_copy()
-    return warehouse.path
 
 
 def severity_counts(report: AuditReport) -> dict[str, int]:

@@ -156,6 +156,8 @@ def _audit(
     run_id: str,
 ) -> AuditReport:
     keys, redactor = run.keys, run.redactor
+    # Each key's (fingerprint, last 4): for the log, the scan and the results.
+    ids = {name: (key_fingerprint(k, run.secret), last4(k)) for name, k in keys.items()}
 
     def probe(entry: KeyEntry) -> tuple[EndpointResult, ...]:
         if entry.name in run.unavailable:
@@ -165,7 +167,7 @@ def _audit(
         log.info(
             "audited key %s (%s): %s",
             redactor.scrub(entry.name),
-            key_fingerprint(keys[entry.name], run.secret),
+            ids[entry.name][0],
             ", ".join(f"{r.endpoint}={r.outcome.value}" for r in results),
         )
         return results
@@ -173,7 +175,6 @@ def _audit(
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(inventory.keys)))) as pool:
         probed = dict(zip(inventory.keys, pool.map(probe, inventory.keys), strict=True))
 
-    ids = {name: (key_fingerprint(k, run.secret), last4(k)) for name, k in keys.items()}
     hits, scan_stats = _scan(inventory, keys, ids, roots, repos, max_file_bytes)
     hits_by_key: dict[str, list[ScanHit]] = {}
     for hit in hits:

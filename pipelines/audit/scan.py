@@ -248,7 +248,13 @@ def _read(
         except OSError:
             tally.unreadable_files.add(path)
             return None
-    if len(data) > max_file_bytes:  # grew since fstat
+    return admit(data, max_file_bytes, tally)  # over the limit only if it grew since fstat
+
+
+def admit(data: bytes, max_file_bytes: int, tally: Tally) -> bytes | None:
+    """``data`` if it is to be searched, counted as scanned; None after counting why not (over
+    ``max_file_bytes``, or binary: a NUL byte near the start)."""
+    if len(data) > max_file_bytes:
         tally.skipped[Skip.LARGE] += 1
         return None
     if b"\0" in data[:BINARY_PROBE_BYTES]:

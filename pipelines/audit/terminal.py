@@ -21,6 +21,7 @@ from pipelines.audit.report import AuditReport, Finding, KeyResult, KeyStatus, L
 from pipelines.audit.report import severity_counts as counts_of
 from pipelines.audit.rules import BY_ID
 from pipelines.audit.severity import Severity
+from pipelines.audit.text import location_text, visible
 
 STYLE = {
     Severity.CRITICAL: "bold red",
@@ -29,15 +30,6 @@ STYLE = {
     Severity.LOW: "cyan",
     Severity.NONE: "green",
 }
-
-
-def visible(text: object) -> str:
-    """``text`` with every non-printable character (ESC, newline, bidi overrides, undecodable
-    bytes of a file name) written as its repr-style escape, such as ``\\x1b`` or ``\\u202e``."""
-    s = str(text)
-    if s.isprintable():
-        return s
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -156,16 +148,8 @@ def proved(key: KeyResult) -> str:
 
 
 def where(loc: Location) -> str:
-    if loc.path is not None:
-        text = visible(loc.path)
-        if loc.line is not None:
-            text += f":{loc.line}" + (f":{loc.column}" if loc.column is not None else "")
-        if loc.commit:
-            text += f" in commit {visible(loc.commit)}"
-        if loc.encoding:
-            text += f" ({visible(loc.encoding)})"
-        return text
-    return f"inventory place {visible(repr(loc.place or ''))} ({visible(loc.kind or 'unknown')})"
+    """The location as the report site shows it; a place without a kind says "unknown"."""
+    return location_text(loc)
 
 
 def totals(report: AuditReport) -> list[str]:
@@ -186,4 +170,6 @@ def totals(report: AuditReport) -> list[str]:
 
 
 def _billing(key: KeyResult) -> str:
-    return ", ".join(key.billing_readable) if key.status is KeyStatus.ACTIVE else ""
+    """The billing endpoints that answered with data; only an active key has any (any data
+    makes a key active)."""
+    return ", ".join(key.billing_readable)

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,15 +110,18 @@ def stage_window(
             staging.restart_window()
         elif isinstance(event, WindowDone):
             staging.finish_window(event.window)
-    # The staging's files and counts and the reader's pages and restarts keep their names in a
-    # StagedWindow, so they are taken by name: a count either adds reaches the sync once declared.
-    wanted = {f.name for f in fields(StagedWindow)}
-    taken = {k: v for src in (staging, reader.stats) for k, v in vars(src).items() if k in wanted}
     return StagedWindow(
         window=job.window,
+        entry_files=staging.entry_files,
+        quarantine_files=staging.quarantine_files,
+        fetched=staging.fetched,
+        staged=staging.staged,
+        quarantined=staging.quarantined,
+        pages=reader.stats.pages,
+        restarts=reader.stats.restarts,
+        restart_reasons=reader.stats.restart_reasons,
         requests=client.requests_sent - requests,
         retries=client.retries - retries,
-        **taken,
     )
 
 

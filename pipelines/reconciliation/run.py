@@ -27,6 +27,7 @@ from pipelines.reconciliation.slices import (
     plan_slices,
     read_slice,
 )
+from pipelines.reconciliation.summary import BREAK_KINDS
 from pipelines.warehouse.writer import AccountReplacement, Warehouse
 from transforms.breaks import empty_breaks
 from transforms.cross_checks import (
@@ -84,7 +85,7 @@ class ReconciliationResult:
 
     def counts(self) -> dict[str, int]:
         kinds = self.breaks["kind"].to_list()
-        return {k: kinds.count(k) for k in ("continuity", "summary", "breakdown")}
+        return {k: kinds.count(k) for k in BREAK_KINDS}
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,9 @@ KEY_AUDIT_FINDINGS = Table(
         Column(
             "finding_id",
             "VARCHAR",
-            "Stable id of the finding across runs: sha256 of rule, key fingerprint and "
-            "places or paths (with commit), not the line. What --baseline files record.",
+            "Stable id of the finding across runs: sha256 of rule, inventory entry name, key "
+            "fingerprint and places or paths (with commit), not the line. What --baseline "
+            "files record.",
             True,
         ),
         *_KEY,
@@ -86,7 +87,7 @@ KEY_AUDIT_FINDINGS = Table(
             True,
             key_status="The key's status: active, rejected or unknown.",
             severity="The finding's severity: low, medium, high, critical.",
-            rule_id="Rule id (CLA001...CLA006, docs/audit.md).",
+            rule_id="Rule id (CLA001...CLA008, docs/audit.md).",
             rule_name="Rule name, such as billing-beyond-scope.",
             message="What was found and what to do, for this key.",
             remedy="What to do about findings of this rule.",

@@ -8,27 +8,31 @@ functions below, so no caller spells SQL against the pipeline's bookkeeping tabl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from pipelines.warehouse.connection import WarehouseError, connect, frame
 from pipelines.warehouse.lock import file_lock
+from pipelines.warehouse.rows import count
 
 __all__ = [
     "QueryError",
     "ReadConnection",
     "SyncCounts",
     "WarehouseError",
+    "count",
     "duplicate_entry_ids",
     "frame",
     "last_synced_day",
     "latest_sync_counts",
     "open_read_only",
+    "rows",
     "table_names",
 ]
 
@@ -48,6 +52,11 @@ def open_read_only(path: Path, lock_timeout_s: float = 600.0) -> Iterator[ReadCo
             yield con
         finally:
             con.close()
+
+
+def rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Every row a query returns."""
+    return con.execute(sql, list(params)).fetchall()
 
 
 def table_names(con: ReadConnection) -> set[str]:
@@ -91,8 +100,8 @@ def latest_sync_counts(path: Path, account: str) -> SyncCounts | None:
 def duplicate_entry_ids(path: Path, account: str) -> int:
     """How many rows repeat an (account, entry_id): zero while the identity rule holds."""
     with open_read_only(path) as con:
-        row = con.execute(
+        return count(
+            con,
             "SELECT count(*) - count(DISTINCT entry_id) FROM ledger_entries WHERE account = ?",
             [account],
-        ).fetchone()
-    return int(row[0]) if row else 0
+        )

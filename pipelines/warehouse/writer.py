@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 
 from pipelines.warehouse import derived, history, landing, publish
 from pipelines.warehouse.connection import open_for_write
@@ -71,19 +70,6 @@ class Warehouse:
         return derived.replacing_for_account(
             self.path, self.lock_timeout_s, account, tables, memory_limit
         )
-
-    def replace_for_account(
-        self,
-        account: str,
-        frames: dict[str, pl.DataFrame],
-        appended: dict[str, Sequence[dict[str, Any]]] | None = None,
-    ) -> None:
-        """`replacing_for_account` for results small enough to hand over at once."""
-        with self.replacing_for_account(account, [*frames, *(appended or {})]) as out:
-            for table, rows in frames.items():
-                out.insert(table, rows)
-            for table, dicts in (appended or {}).items():
-                out.append(table, dicts)
 
     def publish_analyst_copy(self) -> Path:
         return publish.publish_analyst_copy(self.path, self.analyst_copy, self.lock_timeout_s)

@@ -7,11 +7,12 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipelines.audit import key_fingerprint, last4
-from pipelines.audit.report import severity_counts
+from pipelines.audit.report import AuditReport, severity_counts
 from pipelines.audit.run import run_audit
 from pipelines.audit.terminal import render, visible
 from simulator import ServerHandle, Simulator
@@ -48,6 +49,17 @@ def estate(tmp_path: Path, sim: Simulator, server: ServerHandle) -> dict:
     }
 
 
+def _audited(estate: dict[str, Any]) -> AuditReport:
+    """The estate audited in-process, as the CLI runs it."""
+    return run_audit(
+        estate["inventory"],
+        [estate["repo"]],
+        base_url=estate["base"][-1],
+        secret=SECRET,
+        env=estate["env"],
+    )
+
+
 def test_every_finding_is_shown_whole_with_proof_place_and_remedy(estate: dict) -> None:
     result = run_cli([*estate["base"], "--scan", str(estate["repo"])], estate["env"])
     assert result.exit_code == 1, result.output
@@ -56,13 +68,7 @@ def test_every_finding_is_shown_whole_with_proof_place_and_remedy(estate: dict) 
     full, revoked = estate["keys"]
     for key in (full, revoked):
         assert key_fingerprint(key, SECRET) in out and last4(key) in out
-    report = run_audit(
-        estate["inventory"],
-        [estate["repo"]],
-        base_url=estate["base"][-1],
-        secret=SECRET,
-        env=estate["env"],
-    )
+    report = _audited(estate)
     assert len(report.findings) >= 6
     for finding in report.findings:
         assert finding.finding_id in out
@@ -109,13 +115,7 @@ def test_a_terminal_gets_a_table_that_folds_and_reads_no_markup(estate: dict) ->
         def isatty(self) -> bool:
             return True
 
-    report = run_audit(
-        estate["inventory"],
-        [estate["repo"]],
-        base_url=estate["base"][-1],
-        secret=SECRET,
-        env=estate["env"],
-    )
+    report = _audited(estate)
     stream = Tty()
     render(report, stream)
     text = stream.getvalue()
