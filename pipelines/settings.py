@@ -136,6 +136,9 @@ class AccountSettings(BaseModel):
     sign_convention: SignConvention = env_field("CREDITLENS_SIGN_CONVENTION", "signed")
     summary_balance_field: str = env_field("CREDITLENS_SUMMARY_BALANCE_FIELD", "balance")
     snapshot_fields: dict[str, str] = env_field("CREDITLENS_SNAPSHOT_FIELDS", default_factory=dict)
+    # How far back, in days before today, history discovery may probe for the first entry; a
+    # bound, so a key that reads nothing cannot probe forever. 0: no discovery.
+    history_limit: WholeNumber = env_field("CREDITLENS_HISTORY_LIMIT", 3660)
 
     @field_validator("base_url")
     @classmethod
@@ -180,7 +183,8 @@ class Settings(BaseModel):
     analyst_copy: Path | None = env_field("CREDITLENS_ANALYST_COPY", None)
     reports_dir: Path = env_field("CREDITLENS_REPORTS_DIR", Path("creditlens-reports"))
     staging_dir: Path | None = env_field("CREDITLENS_STAGING_DIR", None)
-    ledger_start: Day = env_field("CREDITLENS_LEDGER_START", date(2024, 1, 1))
+    # None: the ledger starts where history discovery found the company's first entry.
+    ledger_start: Day | None = env_field("CREDITLENS_LEDGER_START", None)
     lookback_days: WholeNumber = env_field("CREDITLENS_LOOKBACK_DAYS", 7)
     tolerance: Annotated[Decimal, BeforeValidator(_non_negative_number)] = env_field(
         "CREDITLENS_TOLERANCE", Decimal(0)

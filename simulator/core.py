@@ -71,9 +71,12 @@ class Simulator:
         for index, spec in enumerate(scenario.companies):
             subscription = SimulatedSubscription(spec, scenario.plans, initial_ms)
             profile = build_profile(seed, spec)
-            opening = spec.opening_balance
-            if opening is None:
-                opening = scenario.plans[spec.plan].monthly_credits
+            # Unset, the ledger starts at 0 and records the first credits as a PlanGrant entry;
+            # an explicit opening is a balance no entry explains (see CompanySpec).
+            opening = spec.opening_balance if spec.opening_balance is not None else Decimal(0)
+            quiet = tuple(
+                (initial_day - ago, initial_day - until) for ago, until in spec.quiet_days
+            )
             pending = [pending_from_spec(m, initial_ms, initial_day) for m in spec.hidden_movements]
             self._ledgers[spec.name] = CompanyLedger(
                 seed=seed,
@@ -86,6 +89,8 @@ class Simulator:
                 grant_for_day=subscription.grant_for_day,
                 threshold_for_day=subscription.threshold_for_day,
                 pending=pending,
+                opening_grant=spec.opening_balance is None,
+                quiet=quiet,
             )
             self._subscriptions[spec.name] = subscription
             self._profiles[spec.name] = profile

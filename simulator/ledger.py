@@ -79,6 +79,11 @@ class CompanyLedger:
     grant_for_day: Callable[[int], int | None]
     threshold_for_day: Callable[[int], int]
     pending: list[PendingMovement]
+    # The first active day opens with the monthly PlanGrant even when it is not a month's 1st, so
+    # the first entry's balance before it is the (zero) opening, as on a real platform.
+    opening_grant: bool = False
+    # Inclusive (first, last) UTC day numbers with no entries at all: a dormant stretch.
+    quiet: tuple[tuple[int, int], ...] = ()
     movements: list[Movement] = field(default_factory=list, init=False)
     ts: array[int] = field(default_factory=lambda: array("q"), init=False)
     amount: array[int] = field(default_factory=lambda: array("q"), init=False)
@@ -102,11 +107,35 @@ class CompanyLedger:
         """Generates every day up to and including `last_day` (UTC day number)."""
         while self.next_day <= last_day:
             day = self.next_day
-            rng = day_rng(self.seed, self.spec.name, day)
-            planned = plan_day(rng, day, self.spec, self.profile, self.grant_for_day(day))
-            self._settle_day(rng, planned, self.threshold_for_day(day))
+            if not any(first <= day <= last for first, last in self.quiet):
+                rng = day_rng(self.seed, self.spec.name, day)
+                self._settle_day(rng, self._plan(rng, day), self.threshold_for_day(day))
             self.next_day += 1
         self.version += 1
+
+    def _plan(self, rng: random.Random, day: int) -> list[Planned]:
+        """The day's plan; the first active day opens with the company's first credits.
+
+        The opening PlanGrant is added outside `plan_day`, drawing nothing from the RNG, so every
+        other entry is the same as it would be without it."""
+        grant = self.grant_for_day(day)
+        planned = plan_day(rng, day, self.spec, self.profile, grant)
+        if self.opening_grant:
+            self.opening_grant = False
+            if grant is not None and not any(p[1] == "PlanGrant" for p in planned):
+                description = "Monthly plan credits"
+                opening: Planned = (
+                    day * MS_PER_DAY,
+                    "PlanGrant",
+                    grant,
+                    description,
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+                planned.insert(0, opening)
+        return planned
 
     def _settle_day(self, rng: random.Random, planned: list[Planned], threshold: int) -> None:
         """Balances a day's plan in order; top-ups follow debits that leave the balance low."""

@@ -14,13 +14,29 @@ from simulator.scenario import (
     SubscriptionChange,
 )
 
+# What the demo should find in acme: one hidden movement of each placement, both signs, exact
+# decimals, and one breakdown item that disagrees with the ledger. globex stays clean.
+DEMO_HIDDEN_MOVEMENTS = (
+    HiddenMovementSpec(amount=Decimal("42.5"), after_index=100_000),
+    HiddenMovementSpec(amount=Decimal("-12.75"), tie_group=500),
+    HiddenMovementSpec(amount=Decimal("8.125"), day_boundary_days_ago=45),
+    HiddenMovementSpec(amount=Decimal("-19.5"), at_end=True),
+)
+DEMO_BREAKDOWN_MISMATCH = BreakdownMismatchSpec(delta=Decimal("7.5"), item=3)
+
 
 def default() -> Scenario:
-    """The demo: acme with 2 years at ~200/day, and a smaller globex."""
+    """The demo: acme with 2 years at ~200/day and things to find, and a smaller, clean globex."""
     return Scenario(
         name="default",
         companies=[
-            CompanySpec(name="acme", history_days=730, entries_per_day=200),
+            CompanySpec(
+                name="acme",
+                history_days=730,
+                entries_per_day=200,
+                hidden_movements=list(DEMO_HIDDEN_MOVEMENTS),
+                breakdown_mismatches=[DEMO_BREAKDOWN_MISMATCH],
+            ),
             CompanySpec(
                 name="globex",
                 history_days=365,
@@ -128,6 +144,34 @@ def plan_change() -> Scenario:
     )
 
 
+def long_history() -> Scenario:
+    """History discovery: one company whose history starts 1360 days back (about 3.7 years), at
+    a modest ~8/day so probing the whole of it stays fast."""
+    return Scenario(
+        name="long_history",
+        companies=[CompanySpec(name="acme", history_days=1360, entries_per_day=8)],
+    )
+
+
+def dormant_start() -> Scenario:
+    """History discovery past a gap: 60 active days about 3 years back, then 500 days with no
+    entries at all (days 1040..541 ago), then activity again up to now. The first entry after
+    the gap has a non-zero balance before it, so it is not where history begins."""
+    company = CompanySpec(
+        name="acme", history_days=1100, entries_per_day=8, quiet_days=[(1040, 541)]
+    )
+    return Scenario(name="dormant_start", companies=[company])
+
+
+def opening_balance() -> Scenario:
+    """A movement before the first entry: the ledger starts at 1234.5 with no entry for it."""
+    return (
+        small()
+        .with_company("acme", opening_balance=Decimal("1234.5"))
+        .with_overrides(name="opening_balance")
+    )
+
+
 def million() -> Scenario:
     """About a million entries over 2 years, for benchmarks."""
     return Scenario(
@@ -148,5 +192,8 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "schema_drift": schema_drift,
     "hostile_names": hostile_names,
     "plan_change": plan_change,
+    "long_history": long_history,
+    "dormant_start": dormant_start,
+    "opening_balance": opening_balance,
     "million": million,
 }

@@ -128,6 +128,8 @@ class SubscriptionChange(_Model):
 
 
 class CompanySpec(_Model):
+    """A simulated company: how long and busy its history is, its plan, and what it hides."""
+
     name: str
     history_days: int = Field(default=730, ge=1)
     entries_per_day: float = Field(default=200.0, ge=0)
@@ -138,7 +140,18 @@ class CompanySpec(_Model):
     plan: str = "Growth"
     status: str = "Active"
     subscription_changes: list[SubscriptionChange] = Field(default_factory=list)
+    # None (the default): a faithful start. The ledger starts from 0 and its first entry is a
+    # PlanGrant of the plan's monthly credits at the first active day's 00:00:00.000Z (on a
+    # month's 1st, the monthly grant already there), as a real platform records a company's first
+    # credits, so the first entry's balance before it is exactly 0 (a subscription that grants
+    # nothing that day starts with no credits at all). A Decimal: the ledger starts at that
+    # balance with no entry explaining it, which is how a test asks for a movement before the
+    # first entry; when non-zero, the ground truth lists it as a hidden movement at position -1.
     opening_balance: Decimal | None = None
+    # (from_days_ago, until_days_ago) ranges, inclusive, counted back from the day of the
+    # simulator's initial now: days with no entries at all (no usage, no monthly grant), a dormant
+    # stretch after which activity resumes from the balance it left off at.
+    quiet_days: list[tuple[int, int]] = Field(default_factory=list)
     tie_rate: float = Field(default=0.03, ge=0, le=1)
     identical_pairs_per_day: float = Field(default=0.03, ge=0)
     missing_description_rate: float = Field(default=0.04, ge=0, le=1)
@@ -153,6 +166,15 @@ class CompanySpec(_Model):
     hidden_movements: list[HiddenMovementSpec] = Field(default_factory=list)
     breakdown_mismatches: list[BreakdownMismatchSpec] = Field(default_factory=list)
     keys: list[KeySpec] = Field(default_factory=default_keys)
+
+    @model_validator(mode="after")
+    def _quiet_ranges(self) -> Self:
+        for start, end in self.quiet_days:
+            if not 0 <= end <= start:
+                raise ValueError(
+                    "quiet_days ranges are (from_days_ago, until_days_ago), from >= until >= 0"
+                )
+        return self
 
 
 class SchemaDrift(_Model):

@@ -18,7 +18,13 @@ from simulator.timefmt import day_start_ms, ms_to_dt, ms_to_text
 
 @dataclass(frozen=True)
 class GroundTruth:
-    """A company as served up to the clock's now, and what it hid; its parts follow it."""
+    """A company as served up to the clock's now, and what it hid; its parts follow it.
+
+    `opening_balance` is the balance the ledger starts from, before any entry: 0 unless the
+    scenario set one explicitly, in which case nothing explains it and `hidden_movements` also
+    lists it (position -1). So opening_balance + the signed amounts + the gaps of the other
+    movements = balance.
+    """
 
     company: str
     now: datetime
@@ -59,6 +65,9 @@ class HiddenMovement:
 
     expected = balanceAfter before the gap + the next entry's signed amount (or, at the end, the
     last balanceAfter); observed = the next entry's balanceAfter (or the /Consumption balance).
+    Position -1 is before the first entry (`before_created_at` None): a ledger starts empty, so
+    expected = 0 and observed = the first entry's balance before it (balanceAfter - amount), as
+    a pipeline's opening-balance finding sees it.
     """
 
     position: int
@@ -101,26 +110,41 @@ def served_entries(
 
 
 def served_movements(ledger: CompanyLedger, k: int, now_ms: int) -> list[HiddenMovement]:
-    positions = sorted(
-        {m.position for m in ledger.movements if m.position < k - 1 or m.time_ms <= now_ms}
-    )
+    """The movements observable in the first k entries and the balance at now, in order.
+
+    An explicit non-zero opening balance is one too: the platform would have shown the credits
+    that made it, so to a pipeline it is a movement before the first entry.
+    """
+    positions = {m.position for m in ledger.movements if m.position < k - 1 or m.time_ms <= now_ms}
     if k == len(ledger.ts) and any(
         m.after_ms is not None and m.after_ms <= now_ms for m in ledger.pending
     ):
-        positions = sorted({*positions, k - 1})
+        positions.add(k - 1)
+    if ledger.opening != 0:
+        positions.add(-1)
     out = []
-    for p in positions:
+    for p in sorted(positions):
         if p > k - 1:
             continue
-        before_ts = ms_to_dt(ledger.ts[p]) if p >= 0 else None
-        base = ledger.balance[p] if p >= 0 else ledger.opening
-        if p < k - 1:
-            expected = base + ledger.amount[p + 1]
+        after_ts: datetime | None
+        if p < 0:
+            before_ts = None
+            expected = 0
+            if k:
+                observed = ledger.balance[0] - ledger.amount[0]
+                after_ts = ms_to_dt(ledger.ts[0])
+            else:
+                observed = ledger.balance_at(now_ms)
+                after_ts = None
+        elif p < k - 1:
+            before_ts = ms_to_dt(ledger.ts[p])
+            expected = ledger.balance[p] + ledger.amount[p + 1]
             observed = ledger.balance[p + 1]
-            after_ts: datetime | None = ms_to_dt(ledger.ts[p + 1])
+            after_ts = ms_to_dt(ledger.ts[p + 1])
         else:
-            expected = base
-            observed = base + ledger.tail_movements(k, now_ms)
+            before_ts = ms_to_dt(ledger.ts[p])
+            expected = ledger.balance[p]
+            observed = expected + ledger.tail_movements(k, now_ms)
             after_ts = None
         if observed != expected:
             out.append(

@@ -7,6 +7,8 @@ spirit of Beancount's balance assertions: what was expected, what was found, the
 
 from __future__ import annotations
 
+import hashlib
+from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -14,7 +16,7 @@ import polars as pl
 
 from transforms.micros import MONEY
 
-BreakKind = Literal["continuity", "summary", "breakdown"]
+BreakKind = Literal["continuity", "summary", "opening", "breakdown"]
 UTC_MICROS = pl.Datetime("us", "UTC")
 
 BREAKS_SCHEMA: dict[str, pl.DataType] = {
@@ -32,7 +34,13 @@ BREAKS_SCHEMA: dict[str, pl.DataType] = {
     "channel": pl.Utf8(),
     "ambiguous": pl.Boolean(),
     "detail": pl.Utf8(),
+    "break_id": pl.Utf8(),
+    "placement": pl.Utf8(),
+    "observed_on": pl.Date(),
 }
+
+# Where a movement sits relative to the entries, from its kind and its two sides.
+PLACEMENTS = ("before_first", "between_entries", "within_tie", "after_last")
 
 
 def empty_breaks() -> pl.DataFrame:
@@ -47,6 +55,47 @@ def conform_breaks(frame: pl.DataFrame) -> pl.DataFrame:
             for name, dtype in BREAKS_SCHEMA.items()
         ]
     )
+
+
+def placed(breaks: pl.DataFrame) -> pl.DataFrame:
+    """Every finding with its placement, the day that carries it, and its stable id.
+
+    The id hashes what names the place (account, placement, the entries on each side; for a
+    breakdown item its period and item), never the amounts, so a rerun finds the same id and an
+    acknowledgement can tell the same break with another gap.
+    """
+    if not breaks.height:
+        return breaks
+    placement = (
+        pl.when(pl.col("kind") == "opening")
+        .then(pl.lit("before_first"))
+        .when(pl.col("kind") == "summary")
+        .then(pl.lit("after_last"))
+        .when(pl.col("kind") == "breakdown")
+        .then(pl.lit(None, dtype=pl.Utf8))
+        .when(pl.col("break_start") == pl.col("break_end"))
+        .then(pl.lit("within_tie"))
+        .otherwise(pl.lit("between_entries"))
+    )
+    framed = breaks.with_columns(
+        placement=placement,
+        observed_on=pl.coalesce(pl.col("observed_on"), pl.col("break_end").dt.date()),
+    )
+    ids = [_break_id(row) for row in framed.iter_rows(named=True)]
+    return framed.with_columns(break_id=pl.Series(ids, dtype=pl.Utf8))
+
+
+def _break_id(row: dict[str, object]) -> str:
+    if row["kind"] == "breakdown":
+        start = row["break_start"]
+        period = start.isoformat() if isinstance(start, datetime) else ""
+        parts = ["breakdown", period, row["agent_id"], row["campaign_id"], row["channel"]]
+        prefix = "bd"
+    else:
+        parts = [row["placement"], row["before_entry_id"], row["after_entry_id"]]
+        prefix = "hm"
+    text = "\x1f".join([str(row["account"]), *("" if p is None else str(p) for p in parts)])
+    return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
 def timestamp_text(expr: pl.Expr) -> pl.Expr:

@@ -25,7 +25,7 @@ from transforms.breaks import conform_breaks, empty_breaks, money_text
 from transforms.entry_type import DEFAULT_RULES, EntryTypeRules, type_meanings
 from transforms.micros import decimal_to_micros, micros_to_decimal, to_micros
 
-CheckStatus = Literal["ok", "break", "unavailable"]
+CheckStatus = Literal["ok", "break", "unavailable", "skipped"]  # skipped: see opening.py
 ItemKey = tuple[str | None, str | None, str | None]
 
 

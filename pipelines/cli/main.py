@@ -36,7 +36,8 @@ def sync(
     fail_on_breaks: Annotated[
         bool,
         typer.Option(
-            "--fail-on-breaks", help="Exit 3 when reconciliation finds any break (for CI gates)."
+            "--fail-on-breaks",
+            help="Exit 3 when reconciliation finds an unacknowledged break (for CI gates).",
         ),
     ] = False,
 ) -> None:
@@ -49,7 +50,9 @@ def sync(
         for line in summary_lines(report):
             typer.echo(line)
     if fail_on_breaks and report.has_breaks():
-        typer.echo("creditlens: reconciliation found breaks (--fail-on-breaks)", err=True)
+        typer.echo(
+            "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)", err=True
+        )
         raise typer.Exit(3)
 
 
@@ -88,6 +91,54 @@ def demo(
         from pipelines.cli.demo_command import run_demo
 
         run_demo(directory, seed)
+
+
+breaks_app = typer.Typer(
+    help="Hidden movements and breakdown mismatches: list them, acknowledge the known ones.",
+    no_args_is_help=True,
+)
+app.add_typer(breaks_app, name="breaks")
+
+
+@breaks_app.command("list")
+def breaks_list(
+    show_all: Annotated[bool, typer.Option("--all", help="Include acknowledged findings.")] = False,
+) -> None:
+    """Findings of the latest reconciliation, open ones only unless --all."""
+    with clear_errors():
+        from pipelines.cli.breaks_command import list_lines
+        from pipelines.settings import Settings
+
+        for line in list_lines(Settings.from_env(), show_all):
+            typer.echo(line)
+
+
+@breaks_app.command("ack")
+def breaks_ack(
+    break_id: Annotated[str, typer.Argument(help="The finding's id (creditlens breaks list).")],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why it is known and explained (required).")
+    ],
+) -> None:
+    """Acknowledge a finding: --fail-on-breaks and the checks stop counting it while its gap
+    stays the same."""
+    with clear_errors():
+        from pipelines.cli.breaks_command import acknowledge
+        from pipelines.settings import Settings
+
+        typer.echo(acknowledge(Settings.from_env(), break_id, reason, ack=True))
+
+
+@breaks_app.command("unack")
+def breaks_unack(
+    break_id: Annotated[str, typer.Argument(help="The finding's id.")],
+) -> None:
+    """Withdraw an acknowledgement: the finding counts again."""
+    with clear_errors():
+        from pipelines.cli.breaks_command import acknowledge
+        from pipelines.settings import Settings
+
+        typer.echo(acknowledge(Settings.from_env(), break_id, None, ack=False))
 
 
 app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)

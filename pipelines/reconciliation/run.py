@@ -9,8 +9,8 @@ of one run over the whole ledger.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,14 @@ import polars as pl
 
 from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
 from pipelines.reconciliation.convention import infer_convention
+from pipelines.reconciliation.findings import (
+    Acknowledgements,
+    add_to_day,
+    after_last_day,
+    mismatch_rows,
+    move_opening_into_day,
+    read_acknowledgements,
+)
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
 from pipelines.reconciliation.slices import (
     SLICE_ENTRIES,
@@ -29,7 +37,7 @@ from pipelines.reconciliation.slices import (
 )
 from pipelines.reconciliation.summary import BREAK_KINDS
 from pipelines.warehouse.writer import AccountReplacement, Warehouse
-from transforms.breaks import empty_breaks
+from transforms.breaks import empty_breaks, placed
 from transforms.cross_checks import (
     CheckOutcome,
     ItemKey,
@@ -46,8 +54,9 @@ from transforms.cross_checks import (
 from transforms.entry_type import EntryTypeRules
 from transforms.micros import decimal_to_micros
 from transforms.normalize import SIGN_CONVENTIONS, SignConvention, SignInference
+from transforms.opening import compare_opening, ledger_start
 
-DERIVED_TABLES = ("balance_breaks", "daily_balance", "ledger_enriched")
+DERIVED_TABLES = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
 # DuckDB's buffers while reconciling: blocks read and rows written in the open transaction are
 # kept up to this, then spill to the file. At 1M entries 64MB peaks ~60 MB below 128MB.
 DUCKDB_MEMORY_LIMIT = "64MB"
@@ -74,14 +83,30 @@ class ReconciliationResult:
     convention: str
     inferred: bool
     tolerance: Decimal
-    breaks: pl.DataFrame
+    breaks: pl.DataFrame  # hidden movements of every placement, then breakdown mismatches
     summary: CheckOutcome
     breakdown: CheckOutcome
     ambiguous_ties: int
+    opening: CheckOutcome = field(
+        default_factory=lambda: CheckOutcome("unavailable", "", empty_breaks(), Decimal(0))
+    )
+    acknowledged: frozenset[str] = frozenset()  # break ids acknowledged with their current gap
 
     @property
     def continuity_breaks(self) -> pl.DataFrame:
         return self.breaks.filter(pl.col("kind") == "continuity")
+
+    @property
+    def movements(self) -> pl.DataFrame:
+        """Every hidden movement, whatever its placement (the hidden_movements view's rows)."""
+        return self.breaks.filter(pl.col("kind") != "breakdown")
+
+    @property
+    def mismatches(self) -> pl.DataFrame:
+        return self.breaks.filter(pl.col("kind") == "breakdown")
+
+    def unacknowledged(self, frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.filter(~pl.col("break_id").is_in(list(self.acknowledged)))
 
     def counts(self) -> dict[str, int]:
         kinds = self.breaks["kind"].to_list()
@@ -96,6 +121,9 @@ class Context:
     campaigns: pl.DataFrame
     summary: Decimal | str  # the stored balance, or why the summary cannot be checked
     breakdown: ReportedBreakdown | str
+    summary_day: date | None = None  # the UTC day the summary was fetched: it observes then
+    history_first_day: date | None = None  # where discovery found the ledger begins
+    acknowledgements: Acknowledgements = field(default_factory=dict)
 
 
 def load_context(source: Reader, account: str) -> Context:
@@ -113,8 +141,13 @@ def load_context(source: Reader, account: str) -> Context:
         "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?", [account]
     )
     summary = source.read(
-        "SELECT balance, shape_ok FROM consumption_snapshots WHERE account = ? "
+        "SELECT balance, shape_ok, fetched_at FROM consumption_snapshots WHERE account = ? "
         "ORDER BY fetched_at DESC LIMIT 1",
+        [account],
+    )
+    history = source.read(
+        "SELECT first_day FROM ledger_history WHERE account = ? "
+        "ORDER BY discovered_at DESC LIMIT 1",
         [account],
     )
     breakdown = source.read(
@@ -129,6 +162,9 @@ def load_context(source: Reader, account: str) -> Context:
         campaigns=campaigns,
         summary=read_summary(summary.to_dicts()),
         breakdown=read_breakdown(breakdown.to_dicts()),
+        summary_day=summary["fetched_at"][0].astimezone(UTC).date() if summary.height else None,
+        history_first_day=history["first_day"][0] if history.height else None,
+        acknowledgements=read_acknowledgements(source, account),
     )
 
 
@@ -153,6 +189,7 @@ class _Totals:
     continuity: list[pl.DataFrame] = field(default_factory=lambda: [empty_breaks()])
     ambiguous: int = 0
     debits: dict[ItemKey, int] = field(default_factory=dict)
+    opening: CheckOutcome | None = None
 
 
 def reconcile_account(
@@ -186,18 +223,36 @@ def reconcile_account(
         continuity = pl.concat(totals.continuity, how="vertical_relaxed")
         entries = totals.carry.entries
         last = totals.carry.last
+        opening = totals.opening or compare_opening(no_ledger_entries(account), None)
         summary = compare_summary(
             ledger_end(last, account) if last is not None else no_ledger_entries(account),
             context.summary,
             tolerance=tolerance,
         )
+        after_last = placed(
+            summary.breaks.with_columns(
+                observed_on=pl.lit(after_last_day(last, context.summary_day), dtype=pl.Date)
+            )
+        )
+        if after_last.height:
+            add_to_day(out, after_last.row(0, named=True), run_id)
         breakdown = compare_breakdown(
             context.breakdown,
             LedgerDebits(account, totals.debits) if entries else no_ledger_entries(account),
             tolerance=tolerance,
         )
-        checks = pl.concat([summary.breaks, breakdown.breaks], how="vertical_relaxed")
-        out.insert("balance_breaks", stamped(checks, run_id, shared.checked_at))
+        mismatches = placed(breakdown.breaks)
+        out.insert("balance_breaks", stamped(after_last, run_id, shared.checked_at))
+        out.insert("breakdown_mismatches", mismatch_rows(mismatches, run_id, shared.checked_at))
+        movements = pl.concat([opening.breaks, continuity, after_last], how="vertical_relaxed")
+        found = pl.concat([movements, mismatches], how="vertical_relaxed")
+        acknowledged = context.acknowledgements
+        held = frozenset(
+            row["break_id"]
+            for row in found.select("break_id", "gap").iter_rows(named=True)
+            if row["break_id"] in acknowledged and acknowledged[row["break_id"]] == row["gap"]
+        )
+        gaps = movements["gap"].to_list()
         pairs = inference.pairs_explained if inference else {}
         run_row = {
             "account": account,
@@ -215,6 +270,12 @@ def reconcile_account(
             "summary_message": summary.message,
             "breakdown_status": breakdown.status,
             "breakdown_message": breakdown.message,
+            "hidden_movements": movements.height,
+            "hidden_gross": sum((abs(g) for g in gaps), Decimal(0)),
+            "hidden_net": sum(gaps, Decimal(0)),
+            "unacknowledged": found.height - len(held),
+            "opening_status": opening.status,
+            "opening_message": opening.message,
         }
         out.append("reconciliation_runs", [run_row])
     return ReconciliationResult(
@@ -223,10 +284,12 @@ def reconcile_account(
         convention=convention,
         inferred=inference is not None,
         tolerance=tolerance,
-        breaks=pl.concat([continuity, checks], how="vertical_relaxed"),
+        breaks=found,
         summary=summary,
         breakdown=breakdown,
         ambiguous_ties=totals.ambiguous,
+        opening=opening,
+        acknowledged=held,
     )
 
 
@@ -249,8 +312,20 @@ def _reconcile_slice(
     )
     del ledger
     ordered = part.ordered
-    out.insert("balance_breaks", stamped(part.breaks, shared.run_id, shared.checked_at))
-    out.insert("daily_balance", daily_rows(ordered, totals.carry.last, rules, shared.run_id))
+    daily = daily_rows(ordered, totals.carry.last, rules, shared.run_id)
+    breaks = placed(part.breaks)
+    if totals.carry.last is None and ordered.height:
+        outcome = compare_opening(
+            ledger_start(ordered.row(0, named=True)),
+            shared.context.history_first_day,
+            tolerance=shared.tolerance,
+        )
+        opening = placed(outcome.breaks)
+        totals.opening = replace(outcome, breaks=opening)
+        daily = move_opening_into_day(daily, opening)
+        out.insert("balance_breaks", stamped(opening, shared.run_id, shared.checked_at))
+    out.insert("balance_breaks", stamped(breaks, shared.run_id, shared.checked_at))
+    out.insert("daily_balance", daily)
     context = shared.context
     out.insert(
         "ledger_enriched",
@@ -261,7 +336,7 @@ def _reconcile_slice(
         period = reported.start, reported.end
         for key, micros in ledger_debits(ordered, *period, rules).items():
             totals.debits[key] = totals.debits.get(key, 0) + micros
-    totals.continuity.append(part.breaks)
+    totals.continuity.append(breaks)
     totals.ambiguous += part.ambiguous_groups
     totals.carry = part.carry
 

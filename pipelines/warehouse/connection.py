@@ -47,10 +47,11 @@ def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> Non
         con.execute(SCHEMA_VERSION.create_sql())
         for statement in SCHEMA_VERSION.comment_sql():
             con.execute(statement)
-        for table in migration.tables:
-            con.execute(table.create_sql())
+        # Statements first: they alter what exists, and a migration's new views may read it.
         for statement in migration.statements:
             con.execute(statement)
+        for table in migration.tables:
+            con.execute(table.create_sql())
         for table in migration.tables:
             for statement in table.comment_sql():
                 con.execute(statement)

@@ -37,6 +37,11 @@ class AccountReplacement:
     def append(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
         insert_dicts(self.con, table, rows)
 
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """A statement on the account's rows inside the transaction (an update of a row the
+        block inserted, say)."""
+        self.con.execute(sql, list(params))
+
 
 @contextmanager
 def replacing_for_account(

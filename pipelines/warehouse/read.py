@@ -32,6 +32,7 @@ __all__ = [
     "last_synced_day",
     "latest_sync_counts",
     "open_read_only",
+    "recorded_first_day",
     "rows",
     "table_names",
 ]
@@ -105,3 +106,21 @@ def duplicate_entry_ids(path: Path, account: str) -> int:
             "SELECT count(*) - count(DISTINCT entry_id) FROM ledger_entries WHERE account = ?",
             [account],
         )
+
+
+def recorded_first_day(path: Path, account: str) -> date | None:
+    """The first day history discovery found for ``account``; None before any discovery."""
+    if not path.exists():
+        return None
+    try:
+        with open_read_only(path, lock_timeout_s=5.0) as con:
+            if "ledger_history" not in table_names(con):
+                return None
+            row = con.execute(
+                "SELECT first_day FROM ledger_history WHERE account = ? AND first_day IS NOT NULL "
+                "ORDER BY discovered_at DESC LIMIT 1",
+                [account],
+            ).fetchone()
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot read {path}: {exc}") from None
+    return row[0] if row else None

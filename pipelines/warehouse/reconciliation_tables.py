@@ -21,6 +21,7 @@ from pipelines.api.ledger_entry import (
     TYPE,
     EntryField,
 )
+from pipelines.warehouse.finding_tables import BREAK_ID, CHECKED_AT
 from pipelines.warehouse.snapshot_tables import SUBSCRIPTION_TERMS
 from pipelines.warehouse.table import (
     ACCOUNT,
@@ -34,7 +35,18 @@ from pipelines.warehouse.table import (
     span,
 )
 
-CHECKED_AT = Column("checked_at", "TIMESTAMPTZ", "When the reconciliation ran (UTC).", True)
+# Added by migration 6, after the columns above, so a table made before it and one made since
+# have the same columns in the same order.
+BREAK_PLACEMENT = (
+    BREAK_ID,
+    Column(
+        "placement",
+        "VARCHAR",
+        "before_first, between_entries, within_tie (between entries sharing a createdAt) or "
+        "after_last.",
+    ),
+    Column("observed_on", "DATE", "UTC day whose daily_balance carries the movement."),
+)
 
 # opening + every movement = closing, in this order, for a day and for a month.
 MOVEMENTS = (
@@ -46,6 +58,16 @@ MOVEMENTS = (
     "other",
     "hidden_movements",
     "closing",
+)
+
+# Added by migration 6 (after the columns above): every placement counted, gross and net.
+RUN_FINDINGS = (
+    Column("hidden_movements", "INTEGER", "Movements of every placement (hidden_movements)."),
+    money_column("hidden_gross", "Sum of the movements' absolute gaps.", False),
+    money_column("hidden_net", "Sum of the movements' gaps.", False),
+    Column("unacknowledged", "INTEGER", "Movements and mismatches not acknowledged."),
+    Column("opening_status", "VARCHAR", "zero, break, skipped (history left out) or none."),
+    Column("opening_message", "VARCHAR", "The balance before the first entry, in one sentence."),
 )
 
 
@@ -81,13 +103,14 @@ def _monthly_sql() -> str:
 
 BALANCE_BREAKS = Table(
     "balance_breaks",
-    "Every place where the ledger does not explain the balance, from the latest reconciliation "
-    "of each account (replaced on each run). kind 'continuity': a hidden movement between two "
-    "entries; 'summary': the latest /Consumption balance against the last balanceAfter; "
-    "'breakdown': the current period's breakdown against the ledger's debits.",
+    "Every balance movement the ledger does not explain, from the latest reconciliation of each "
+    "account (replaced on each run); the hidden_movements view adds acknowledgements. kind "
+    "'continuity': between two entries; 'summary': the latest /Consumption balance against the "
+    "last balanceAfter; 'opening': a balance before the first entry. Breakdown mismatches are "
+    "credits of usage, not movements: they are in breakdown_mismatches (since version 6).",
     (
         ACCOUNT,
-        Column("kind", "VARCHAR", "continuity, summary or breakdown.", True),
+        Column("kind", "VARCHAR", "continuity, summary or opening.", True),
         *span(
             "break",
             "TIMESTAMPTZ",
@@ -118,15 +141,16 @@ BALANCE_BREAKS = Table(
         Column("detail", "VARCHAR", "The break in one sentence: expected, actual, difference."),
         RUN_ID,
         CHECKED_AT,
+        *BREAK_PLACEMENT,
     ),
     since=3,
 )
 
 DAILY_BALANCE = Table(
     "daily_balance",
-    "Per account and UTC day with entries: opening + debits + credits + refunds + adjustments "
-    "+ other + hidden_movements = closing, exactly; each opening equals the previous closing. "
-    "Movements are signed sums per category of entry type.",
+    "Per account and UTC day with entries or a hidden movement: opening + debits + credits "
+    "+ refunds + adjustments + other + hidden_movements = closing, exactly; each opening "
+    "equals the previous closing. Movements are signed sums per category of entry type.",
     (
         ACCOUNT,
         Column("day", "DATE", "UTC day.", True),
@@ -137,10 +161,10 @@ DAILY_BALANCE = Table(
             "Sum of signed amounts of refund types.",
             "Sum of signed amounts of adjustment types.",
             "Sum of signed amounts of any other type.",
-            "Balance changes no entry explains (continuity gaps).",
+            "Balance changes no entry explains, of every placement (see hidden_movements).",
             "balanceAfter of the day's last entry.",
         ),
-        Column("entries", "INTEGER", "Entries that day.", True),
+        Column("entries", "INTEGER", "Entries that day (0 on a day with only a movement).", True),
         RUN_ID,
     ),
     since=3,
@@ -220,6 +244,7 @@ RECONCILIATION_RUNS = Table(
         Column("summary_message", "VARCHAR", "Why the summary check said what it said."),
         Column("breakdown_status", "VARCHAR", "ok, break or unavailable."),
         Column("breakdown_message", "VARCHAR", "Why the breakdown check said what it said."),
+        *RUN_FINDINGS,
     ),
     since=3,
 )

@@ -13,13 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipelines.warehouse.audit_tables import KEY_AUDIT, KEY_AUDIT_FINDINGS
+from pipelines.warehouse.finding_tables import (
+    BREAK_ACKNOWLEDGEMENTS,
+    BREAKDOWN_MISMATCHES,
+    HIDDEN_MOVEMENTS,
+    LEDGER_HISTORY,
+)
 from pipelines.warehouse.ledger_tables import LEDGER_ENTRIES, QUARANTINE, SYNC_RUNS
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
+    BREAK_PLACEMENT,
     DAILY_BALANCE,
     LEDGER_ENRICHED,
     MONTHLY_STATEMENT,
     RECONCILIATION_RUNS,
+    RUN_FINDINGS,
 )
 from pipelines.warehouse.snapshot_tables import (
     BREAKDOWN_SNAPSHOTS,
@@ -87,6 +95,24 @@ MIGRATIONS: list[Migration] = [
     ),
     # The key audit's page listed no finding at all: each one, with where and what to do.
     Migration(5, "key-exposure audit findings", (KEY_AUDIT_FINDINGS,)),
+    # History discovery, and one notion of hidden movement: every placement in balance_breaks
+    # (with a stable id), breakdown mismatches apart (another unit), acknowledgements.
+    Migration(
+        6,
+        "history discovery, hidden movements of every placement, acknowledgements",
+        (LEDGER_HISTORY, BREAK_ACKNOWLEDGEMENTS, BREAKDOWN_MISMATCHES, HIDDEN_MOVEMENTS),
+        statements=(
+            *(BALANCE_BREAKS.add_column_sql(c) for c in BREAK_PLACEMENT),
+            *(RECONCILIATION_RUNS.add_column_sql(c) for c in RUN_FINDINGS),
+            "DELETE FROM balance_breaks WHERE kind = 'breakdown'",
+            # The new columns' comments, and the changed wording of the tables.
+            *(
+                s
+                for t in (BALANCE_BREAKS, DAILY_BALANCE, RECONCILIATION_RUNS)
+                for s in t.comment_sql()
+            ),
+        ),
+    ),
 ]
 
 

@@ -46,6 +46,11 @@ class Table:
         )
         return f"CREATE TABLE IF NOT EXISTS {self.name} (\n  {cols}\n)"
 
+    def add_column_sql(self, column: Column) -> str:
+        """A column added by a later migration; a table created since has it already."""
+        null = "" if not column.not_null else " NOT NULL"
+        return f"ALTER TABLE {self.name} ADD COLUMN IF NOT EXISTS {column.name} {column.type}{null}"
+
     def comment_sql(self) -> list[str]:
         what = "VIEW" if self.kind == "view" else "TABLE"
         out = [f"COMMENT ON {what} {self.name} IS {_quote(self.doc)}"]

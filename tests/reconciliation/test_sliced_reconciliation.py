@@ -23,6 +23,7 @@ from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult,
 from pipelines.reconciliation.slices import LedgerDay, ledger_days, plan_slices
 from pipelines.warehouse.writer import Warehouse
 from tests.reconciliation.warehouse_ledgers import (
+    FETCHED_AT,
     breakdown_doc,
     derived_tables,
     land_ledger,
@@ -50,6 +51,7 @@ from transforms.cross_checks import (
     read_summary,
 )
 from transforms.normalize import choose_sign_convention, sign_pair_counts
+from transforms.opening import compare_opening, ledger_start
 
 SOME = settings(
     max_examples=20,
@@ -288,16 +290,24 @@ def test_the_whole_ledger_run_is_the_frame_transforms(warehouse: Warehouse, case
         else LedgerDebits(account, ledger_debits(ordered, reported.start, reported.end, rules))
     )
     breakdown = compare_breakdown(reported, debits, tolerance=options.tolerance)
-    breaks = pl.concat([rec.breaks, summary.breaks, breakdown.breaks], how="vertical_relaxed")
-    assert result.breaks.equals(breaks)
+    opening = compare_opening(
+        ledger_start(ordered.row(0, named=True)) if ordered.height else "none",
+        None,
+        tolerance=options.tolerance,
+    )
+    parts = [opening.breaks, rec.breaks, summary.breaks, breakdown.breaks]
+    breaks = pl.concat(parts, how="vertical_relaxed").drop(PLACED)
+    assert result.breaks.drop(PLACED).equals(breaks)
     assert (result.convention, result.ambiguous_ties) == (rec.convention, rec.ambiguous_groups)
     assert (result.summary.message, result.breakdown.message) == (
         summary.message,
         breakdown.message,
     )
     tables = derived_tables(warehouse, account, run_id)
-    daily = daily_balance(ordered, rules)
-    assert [row[:10] for row in tables["daily_balance"]] == daily.rows()
+    daily = _with_movements_outside_the_chain(
+        daily_balance(ordered, rules), opening.breaks, summary.breaks
+    )
+    assert [row[:10] for row in tables["daily_balance"]] == daily
     enriched = [(r[1], r[2], r[7], r[8]) for r in tables["ledger_enriched"]]
     assert (
         enriched
@@ -305,6 +315,33 @@ def test_the_whole_ledger_run_is_the_frame_transforms(warehouse: Warehouse, case
             "entry_id", pl.col("chain_position") - 1, "signed_amount", "balance_before"
         ).rows()
     )
+
+
+PLACED = ["break_id", "placement", "observed_on"]
+
+
+def _with_movements_outside_the_chain(
+    daily: pl.DataFrame, opening: pl.DataFrame, after_last: pl.DataFrame
+) -> list[tuple]:
+    """The daily statement as the chain gives it, then the movement before the first entry
+    opening the first day at zero, and the one after the last entry closing the day the summary
+    was fetched on (a day of its own, after the ledger's days, in these ledgers)."""
+    rows = [list(r) for r in daily.rows()]
+    if opening.height:
+        gap = opening["gap"][0]
+        rows[0][2] -= gap
+        rows[0][8] += gap
+    if after_last.height and rows:
+        gap, closing = after_last["gap"][0], rows[-1][9]
+        day = max(FETCHED_AT.date(), rows[-1][1])
+        if day == rows[-1][1]:
+            rows[-1][8] += gap
+            rows[-1][9] += gap
+        else:
+            zero = Decimal(0)
+            rows.append([rows[-1][0], day, closing, zero, zero, zero, zero, zero, gap,
+                         closing + gap])  # fmt: skip
+    return [tuple(r) for r in rows]
 
 
 def _day_chain(account: str, gaps: dict[int, Decimal]) -> Chain:
@@ -356,7 +393,7 @@ def test_a_gap_between_two_slices_is_found(warehouse: Warehouse) -> None:
     assert tables == derived_tables(warehouse, account, "whole")
     hidden = {row[1]: row[8] for row in tables["daily_balance"]}
     assert hidden == {
-        date(2025, 1, 1): Decimal(0),
+        date(2025, 1, 1): Decimal(100),  # the ledger opens at 100 with no entry for it
         date(2025, 1, 2): Decimal("0.7"),
         date(2025, 1, 3): Decimal("-1.1"),  # the gap exactly at the slice boundary
     }

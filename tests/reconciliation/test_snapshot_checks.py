@@ -6,6 +6,7 @@ stored rows back and compares them with the ledger. These run that whole way on 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from datetime import timedelta
@@ -24,7 +25,7 @@ from tests.reconciliation.warehouse_ledgers import (
     land_ledger,
     land_snapshots,
 )
-from tests.transforms.ledgers import T0, ledger_frame, usage_chain
+from tests.transforms.ledgers import T0, Chain, ledger_frame, usage_chain
 
 SERIAL = itertools.count()
 PERIOD = (T0, T0 + timedelta(days=31))
@@ -43,11 +44,23 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
 
 
 def _landed_ledger(warehouse: Warehouse) -> str:
-    """A fresh account holding a small ledger whose last balance_after is 141.5."""
+    """A fresh account holding a small ledger whose last balance_after is 141.5, opening at
+    zero (a grant of 100 first), so only what a test does to the snapshots is found."""
     account = f"acme-{next(SERIAL)}"
     chain = usage_chain(account)
-    land_ledger(warehouse, ledger_frame(chain))
+    land_ledger(warehouse, ledger_frame(_granted(chain)))
     return account
+
+
+def _granted(chain: Chain) -> Chain:
+    return dataclasses.replace(
+        chain,
+        amounts=[chain.opening, *chain.amounts],
+        offsets=[-timedelta(hours=1), *chain.offsets],
+        opening=Decimal(0),
+        types=["PlanGrant", *(chain.types or [])],
+        dimensions=[(None, None, None), *(chain.dimensions or [])],
+    )
 
 
 def _reconciled(warehouse: Warehouse, account: str) -> ReconciliationResult:

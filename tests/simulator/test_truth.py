@@ -179,6 +179,7 @@ def test_realistic_history(small: Served) -> None:
     assert 90 * 25 < len(entries) < 90 * 55
     grants = [e for e in entries if e["type"] == "PlanGrant"]
     assert [g["createdAtText"] for g in grants] == [
+        "2024-12-16T00:00:00.000Z",  # the company's first credits open its ledger
         "2025-01-01T00:00:00.000Z",
         "2025-02-01T00:00:00.000Z",
         "2025-03-01T00:00:00.000Z",

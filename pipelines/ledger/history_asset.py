@@ -1,0 +1,98 @@
+"""The ``ledger_history`` asset: where the company's ledger begins, discovered and recorded.
+
+A first sync runs it before the ledger (the CLI does so on an empty warehouse); from the UI,
+materialize it once and reload the code location: the ledger's partitions then start at the
+discovered first day (pipelines/ledger/partitions.py).
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from pipelines.api.client import PlatformClient
+from pipelines.ledger.history import Decision, History, discover, first_entry
+from pipelines.ledger.history_probe import ApiProbe
+from pipelines.resources import PlatformApiResource, WarehouseResource
+from pipelines.settings import AccountSettings
+from pipelines.warehouse.writer import Warehouse
+from transforms.entry_type import EntryTypeRules
+
+
+def discover_history(
+    client: PlatformClient, account: AccountSettings, rules: EntryTypeRules
+) -> History:
+    probe = ApiProbe(client)
+    try:
+        return discover(
+            probe,
+            account=account.name,
+            today=datetime.now(UTC).date(),
+            limit_days=account.history_limit,
+            opening_of=lambda entries: first_entry(entries, account.sign_convention, rules),
+        )
+    finally:
+        probe.close()
+
+
+def record_history(warehouse: Warehouse, history: History, run_id: str) -> None:
+    """Appends what was found and publishes it, so the partitions can start there."""
+    warehouse.append("ledger_history", [history_row(history, run_id)])
+    warehouse.publish_analyst_copy()
+
+
+def history_row(history: History, run_id: str) -> dict[str, Any]:
+    return {
+        "account": history.account,
+        "discovered_at": datetime.now(UTC),
+        "first_day": history.first_day,
+        "first_entry_at": history.first_entry_at,
+        "opening_balance": history.opening_balance,
+        "decided_by": str(history.decided_by),
+        "searched_back_to": history.searched_back_to,
+        "history_limit": history.limit_days,
+        "requests": history.requests,
+        "detail": history.sentence(),
+        "run_id": run_id,
+    }
+
+
+def history_metadata(history: History) -> dict[str, Any]:
+    """What Dagster records; ``history_from_metadata`` reads it back for the CLI's summary."""
+    return {
+        "account": history.account,
+        "first_day": history.first_day.isoformat() if history.first_day else "",
+        "opening_balance": "" if history.opening_balance is None else str(history.opening_balance),
+        "decided_by": str(history.decided_by),
+        "searched_back_to": history.searched_back_to.isoformat(),
+        "requests": history.requests,
+        "detail": history.sentence(),
+    }
+
+
+@asset(
+    name="ledger_history",
+    group_name="ledger",
+    description=(
+        "Where the company's ledger begins: history discovery probes back window by window "
+        "(CREDITLENS_HISTORY_LIMIT days at most) and records the first entry, the balance before "
+        "it and how that was decided in the DuckDB table ledger_history. Reload the code "
+        "location after it to start the ledger's partitions there."
+    ),
+    kinds={"duckdb", "python"},
+)
+def ledger_history(
+    context: AssetExecutionContext,
+    platform_api: PlatformApiResource,
+    warehouse: WarehouseResource,
+) -> MaterializeResult:
+    account = platform_api.account_settings()
+    rules = EntryTypeRules(debit_pattern=platform_api.settings().debit_type_pattern)
+    with platform_api.client() as client:
+        history = discover_history(client, account, rules)
+    record_history(warehouse.warehouse(), history, context.run.run_id)
+    context.log.info(f"history of {history.account}: {history.sentence()}")
+    return MaterializeResult(metadata=history_metadata(history))
+
+
+__all__ = ["Decision", "discover_history", "ledger_history", "record_history"]

@@ -1,0 +1,98 @@
+"""Placing every hidden movement in the balance it changes, and what people acknowledged.
+
+The daily balance and the monthly statement must tie out to the platform's balance, so a
+movement counts in the day it is observed whatever its placement: one between entries is already
+inside the chain (``transforms.aggregate``); a movement before the first entry opens the first
+day at zero; one after the last entry closes the day the platform's balance was read on.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from pipelines.warehouse.writer import AccountReplacement
+
+# break_id -> the gap it was acknowledged with (the latest action being 'ack').
+Acknowledgements = dict[str, Decimal]
+
+
+def read_acknowledgements(source: Any, account: str) -> Acknowledgements:
+    """The findings whose latest action is an acknowledgement, with the gap acknowledged."""
+    acks = source.read(
+        "SELECT break_id, arg_max(action, acted_at) AS action, arg_max(gap, acted_at) AS gap "
+        "FROM break_acknowledgements WHERE account = ? GROUP BY break_id",
+        [account],
+    )
+    return {r["break_id"]: r["gap"] for r in acks.iter_rows(named=True) if r["action"] == "ack"}
+
+
+def move_opening_into_day(daily: pl.DataFrame, opening: pl.DataFrame) -> pl.DataFrame:
+    """The first day opens at what the ledger explains (zero) and carries the movement before
+    the first entry among its hidden movements: opening + movements = closing still holds."""
+    if not opening.height or not daily.height:
+        return daily
+    gap = opening["gap"][0]
+    first = daily["day"].min()
+    is_first = pl.col("day") == first
+    return daily.with_columns(
+        pl.when(is_first).then(pl.col("opening") - gap).otherwise(pl.col("opening")),
+        pl.when(is_first)
+        .then(pl.col("hidden_movements") + gap)
+        .otherwise(pl.col("hidden_movements")),
+    )
+
+
+def after_last_day(last: pl.DataFrame | None, summary_day: date | None) -> date | None:
+    """The day a movement after the last entry is observed: when the platform's balance was
+    read, never before the last entry's own day."""
+    if last is None or summary_day is None:
+        return summary_day
+    last_day = last["created_at"][0].astimezone(UTC).date()
+    return max(last_day, summary_day)
+
+
+_DAILY_TERMS = "debits, credits, refunds, adjustments, other"
+
+
+def add_to_day(out: AccountReplacement, movement: dict[str, Any], run_id: str) -> None:
+    """A movement after the last entry, added to its day's hidden movements and closing; a day
+    without entries gets a row of its own, opening at the last closing."""
+    day, gap, account = movement["observed_on"], movement["gap"], movement["account"]
+    out.execute(
+        "UPDATE daily_balance SET hidden_movements = hidden_movements + ?, closing = closing + ? "
+        "WHERE account = ? AND day = ?",
+        [gap, gap, account, day],
+    )
+    out.execute(
+        f"INSERT INTO daily_balance (account, day, opening, {_DAILY_TERMS}, hidden_movements, "
+        "closing, entries, run_id) "
+        "SELECT ?, ?, closing, 0, 0, 0, 0, 0, ?, closing + ?, 0, ? FROM daily_balance "
+        "WHERE account = ? AND day < ? "
+        "AND NOT EXISTS (SELECT 1 FROM daily_balance WHERE account = ? AND day = ?) "
+        "ORDER BY day DESC LIMIT 1",
+        [account, day, gap, gap, run_id, account, day, account, day],
+    )
+
+
+def mismatch_rows(found: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataFrame:
+    """Breakdown findings as ``breakdown_mismatches`` rows: credits of usage, in their own
+    columns, so no one adds them to balance movements."""
+    return found.select(
+        "account",
+        "break_id",
+        pl.col("break_start").alias("period_start"),
+        pl.col("break_end").alias("period_end"),
+        "agent_id",
+        "campaign_id",
+        "channel",
+        pl.col("expected_balance").alias("ledger_credits"),
+        pl.col("observed_balance").alias("breakdown_credits"),
+        pl.col("gap").alias("difference"),
+        "detail",
+        pl.lit(run_id).alias("run_id"),
+        pl.lit(checked_at, dtype=pl.Datetime("us", "UTC")).alias("checked_at"),
+    )
