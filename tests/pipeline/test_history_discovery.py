@@ -1,0 +1,138 @@
+"""History discovery against the simulator: a first sync reads the whole ledger without being
+told where it begins, stops on evidence or on its bound, and says what it found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pytest
+
+from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.ledger.history import WINDOW_DAYS, Decision
+from pipelines.settings import Settings
+from tests.conftest import Simulated
+from tests.pipeline.helpers import landed, table, truth
+
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+
+HISTORY = (
+    "SELECT first_day, opening_balance, decided_by, searched_back_to, history_limit, requests "
+    "FROM ledger_history"
+)
+
+
+def first_sync_settings(
+    s: Simulated, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, **extra: str
+) -> Settings:
+    """The environment of a new user: no CREDITLENS_LEDGER_START, no --since."""
+    creditlens_env(s, **extra)
+    monkeypatch.delenv("CREDITLENS_LEDGER_START")
+    return Settings.from_env()
+
+
+def test_history_years_before_any_configured_date_lands_whole(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = simulated("long_history")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch)
+    report = run_sync(settings, None, None)
+    assert s.first_day < date(2024, 1, 1) - timedelta(days=200)  # long before the old default
+    assert landed(settings.warehouse) == truth(s)
+    [(first_day, opening, decided, searched, limit, requests)] = table(settings.warehouse, HISTORY)
+    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.OPENS_AT_ZERO)
+    # It stopped at the first empty window below the entries, far from its bound.
+    assert s.first_day - timedelta(days=2 * WINDOW_DAYS) < searched < s.first_day
+    assert limit == 3660 and requests < 25
+    assert report.first == s.first_day
+    [line] = [x for x in summary_lines(report) if x.startswith("history:")]
+    assert s.first_day.isoformat() in line and "zero balance" in line
+    opening = table(settings.warehouse, "SELECT opening_status FROM reconciliation_runs")
+    assert opening == [("ok",)]
+
+
+def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The company's ledger reaches further back than the bound: discovery stops there, says
+    so, and the balance before the first entry it could see is a finding, never silent."""
+    s = simulated("long_history")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch, CREDITLENS_HISTORY_LIMIT="800")
+    run_sync(settings, None, None)
+    [(first_day, opening, decided, searched, limit, requests)] = table(settings.warehouse, HISTORY)
+    assert decided == Decision.HISTORY_LIMIT and limit == 800
+    assert searched == s.today - timedelta(days=800)
+    assert first_day == searched  # the company was active on the bound's day
+    # Three windows to the bound, at most nine halvings, the day's pages: bounded.
+    assert requests <= 3 + 9 + 5
+    assert opening != 0
+    [(kind, gap)] = table(settings.warehouse, "SELECT kind, gap FROM balance_breaks")
+    assert (kind, gap) == ("opening", opening)
+
+
+def test_a_quiet_stretch_does_not_stop_discovery_while_the_balance_says_more_came_before(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = simulated("dormant_start")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch)
+    run_sync(settings, None, None)
+    [(first_day, opening, decided, *_)] = table(settings.warehouse, HISTORY)
+    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.OPENS_AT_ZERO)
+    assert landed(settings.warehouse) == truth(s)
+
+
+def test_a_non_zero_balance_before_the_first_entry_is_flagged(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = simulated("opening_balance")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch)
+    run_sync(settings, None, None)
+    rows = table(
+        settings.warehouse,
+        "SELECT placement, break_start, break_end, expected_balance, observed_balance, gap "
+        "FROM hidden_movements WHERE placement = 'before_first'",
+    )
+    [movement] = [m for m in s.sim.truth(s.company).hidden_movements if m.position == -1]
+    assert rows == [
+        ("before_first", None, movement.after_created_at, Decimal(0), Decimal("1234.5"),
+         Decimal("1234.5"))
+    ]  # fmt: skip
+    # The first day opens at zero and carries the movement, so the statement ties out.
+    [(opening, hidden)] = table(
+        settings.warehouse,
+        "SELECT opening, hidden_movements FROM daily_balance ORDER BY day LIMIT 1",
+    )
+    assert (opening, hidden) == (Decimal(0), Decimal("1234.5"))
+
+
+def test_since_after_the_first_day_says_what_was_skipped_and_raises_nothing(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = simulated("small")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch)
+    since = s.first_day + timedelta(days=30)
+    report = run_sync(settings, since.isoformat(), None)
+    lines = summary_lines(report)
+    skipped = f"{s.first_day.isoformat()}..{(since - timedelta(days=1)).isoformat()} not synced"
+    assert any(skipped in line for line in lines), lines
+    assert any("opening: " in line and "carried in" in line for line in lines), lines
+    assert table(settings.warehouse, "SELECT count(*) FROM balance_breaks") == [(0,)]
+    status = table(settings.warehouse, "SELECT opening_status FROM reconciliation_runs")
+    assert status == [("skipped",)]
+
+
+def test_the_override_and_the_partitions_start_where_the_ledger_begins(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.ledger.partitions import ledger_start_day
+
+    s = simulated("small")
+    settings = first_sync_settings(s, creditlens_env, monkeypatch)
+    before = ledger_start_day(settings)
+    assert before <= s.today - timedelta(days=3660)  # nothing discovered: everything in reach
+    run_sync(settings, None, None)
+    assert ledger_start_day(settings) == s.first_day
+    monkeypatch.setenv("CREDITLENS_LEDGER_START", "2026-01-05")
+    assert ledger_start_day(Settings.from_env()) == date(2026, 1, 5)
