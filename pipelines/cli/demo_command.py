@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import timedelta
 from pathlib import Path
 
 import typer
@@ -26,20 +25,18 @@ def run_demo(directory: str, seed: int) -> None:
     typer.echo("creditlens demo: starting the platform API simulator on loopback ...")
     sim = Simulator("default", seed=seed)
     company = sim.companies[0]
-    spec = sim.scenario.company(company.name)
-    first_day = (sim.clock.now - timedelta(days=spec.history_days - 1)).date()
     with serve(sim) as server:
         typer.echo(f"  simulator: {server.url} (company {company.name!r}, key 'demo-key')")
         demo = Settings(
             warehouse=root / "warehouse.duckdb",
             reports_dir=root / "reports",
-            ledger_start=first_day,
             accounts=(AccountSettings(name=company.name, base_url=server.url),),
         )
         os.environ.update(demo.to_env())
         os.environ[demo.account.api_key_env] = "demo-key"
         settings = Settings.from_env()
-        report = run_sync(settings, first_day.isoformat(), None)
+        # No start date given: history discovery finds where the company's ledger begins.
+        report = run_sync(settings, None, None)
     for line in summary_lines(report):
         typer.echo(f"  {line}")
     site = run_report(settings, None, None, None)
@@ -48,6 +45,19 @@ def run_demo(directory: str, seed: int) -> None:
     typer.echo(f"warehouse (pipeline):      {settings.warehouse}")
     typer.echo(f"analyst copy (read-only):  {analyst}")
     typer.echo(f"report:                    {site.index_html}")
+    summary = report.reconciliation_summary()
+    if summary is not None and (summary.movements or summary.mismatches):
+        typer.echo("")
+        typer.echo(
+            f"The ledger hides {summary.movements} balance movement(s) and the breakdown "
+            f"disagrees with it on {summary.mismatches} item(s): see the report's "
+            "Reconciliation page, `creditlens breaks list`, or the views hidden_movements and "
+            "breakdown_mismatches:"
+        )
+        typer.echo(
+            f'  duckdb -readonly {analyst} "SELECT break_id, placement, observed_on, gap '
+            'FROM hidden_movements ORDER BY observed_on"'
+        )
     typer.echo(f"done in {time.monotonic() - started:.1f}s. Try:")
     query = (
         "SELECT month, opening, debits, credits, hidden_movements, closing "

@@ -15,6 +15,7 @@ from pipelines.ledger.history import History
 from pipelines.ledger.history_asset import discover_history, record_history
 from pipelines.ledger.sync import LedgerSyncResult
 from pipelines.reconciliation.summary import (
+    BREAKDOWN,
     HIDDEN_MOVEMENTS,
     SUMMARY,
     CheckRecord,
@@ -203,6 +204,12 @@ def reconciliation_lines(report: SyncReport) -> list[str]:
                 lines.append(
                     "  ... every one: creditlens breaks list, or the hidden_movements view"
                 )
+        elif check.name == BREAKDOWN and not check.passed:
+            lines.append(f"  {check.name}: {check.message}")
+            lines += [
+                f"  breakdown mismatch {row.get('break_id')}: {row.get('detail')}"
+                for row in check.breaks[:10]
+            ]
         elif check.name == SUMMARY and check.status == "break":
             continue  # listed with the movements, as the one after the last entry
         elif not check.passed or check.status == "unavailable":

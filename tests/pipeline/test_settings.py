@@ -55,6 +55,7 @@ FULL_ENV = {
     "CREDITLENS_PROCESSES": "1",
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
+    "CREDITLENS_HISTORY_LIMIT": "400",
 }
 
 
@@ -69,6 +70,7 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.audit_state_dir == Path("/var/lib/creditlens")
     assert account.name == "acme" and account.base_url == "https://api.example.test/v1"
     assert account.snapshot_fields == {"campaign.name": "title"}
+    assert account.history_limit == 400 and settings.ledger_start is not None
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
         12.5,
