@@ -61,24 +61,94 @@ class Statement:
         return self.opening + self.movements == self.closing
 
 
+# hidden_movements.placement -> the kind balance_breaks gives the same movement.
+PLACEMENT_KIND = {
+    "before_first": "opening",
+    "between_entries": "continuity",
+    "within_tie": "continuity",
+    "after_last": "summary",
+}
+
+
 @dataclass(frozen=True)
 class Break:
-    kind: str
-    break_start: datetime | None
-    break_end: datetime | None
+    """One hidden movement: a balance change no ledger entry explains, whatever its placement.
+
+    A row of the ``hidden_movements`` view. Breakdown differences are not movements and never
+    come here (see ``Mismatch``). In a warehouse from before version 6 there is no id and no
+    acknowledgement: ``break_id`` is None and the placement is told from the kind.
+    """
+
+    break_id: str | None
+    placement: str  # before_first, between_entries, within_tie or after_last
+    observed_on: date | None  # the day whose balance carries it
+    break_start: datetime | None  # createdAt of the entry before; None before the first
+    break_end: datetime | None  # createdAt of the entry after; None after the last
     expected: Decimal | None
     observed: Decimal | None
     gap: Decimal | None
-    agent_id: str | None
-    campaign_id: str | None
-    channel: str | None
+    before_entry_id: str | None
+    after_entry_id: str | None
     ambiguous: bool | None
     detail: str | None
     checked_at: datetime
+    acknowledged: bool = False
+    reason: str | None = None
+    by: str | None = None
+    at: datetime | None = None
+
+    @property
+    def kind(self) -> str:
+        """What balance_breaks calls it: continuity, summary or opening."""
+        return PLACEMENT_KIND.get(self.placement, self.placement)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One /Consumption/breakdown item that differs from the ledger's debits in its period.
+
+    Credits of usage, not a balance movement: never added to ``Break`` gaps. A row of
+    ``breakdown_mismatches`` with its acknowledgement; ``break_id`` is None in a warehouse from
+    before version 6, where these were balance_breaks rows of kind 'breakdown'.
+    """
+
+    break_id: str | None
+    period_start: datetime | None
+    period_end: datetime | None
+    agent_id: str | None
+    campaign_id: str | None
+    channel: str | None
+    ledger_credits: Decimal | None
+    breakdown_credits: Decimal | None
+    difference: Decimal | None
+    detail: str | None
+    checked_at: datetime
+    acknowledged: bool = False
+    reason: str | None = None
+    by: str | None = None
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class LedgerHistory:
+    """The latest ``ledger_history`` row: where discovery found the company's ledger begins."""
+
+    discovered_at: datetime
+    first_day: date | None
+    first_entry_at: datetime | None
+    opening_balance: Decimal | None
+    decided_by: str
+    searched_back_to: date | None
+    history_limit: int | None
+    requests: int | None
+    detail: str | None
 
 
 @dataclass(frozen=True)
 class ReconciliationRun:
+    """The latest ``reconciliation_runs`` row. The fields with defaults came with version 6:
+    None in an older warehouse, whose page then says less rather than something wrong."""
+
     checked_at: datetime
     sign_convention: str
     sign_inferred: bool
@@ -92,6 +162,12 @@ class ReconciliationRun:
     summary_message: str | None
     breakdown_status: str | None
     breakdown_message: str | None
+    hidden_movements: int | None = None
+    hidden_gross: Decimal | None = None
+    hidden_net: Decimal | None = None
+    unacknowledged: int | None = None
+    opening_status: str | None = None
+    opening_message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +307,7 @@ class Account:
     report_month_full: bool
     daily: pl.DataFrame
     statements: list[Statement]
-    breaks: list[Break]
+    breaks: list[Break]  # hidden movements of every placement, in the order they happened
     reconciliation: ReconciliationRun | None
     subscription: SubscriptionView | None
     consumption: ConsumptionSnapshot | None
@@ -240,6 +316,8 @@ class Account:
     reconciled_entries: int
     agents_in_period: int | None
     notices: list[str] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)  # never summed with breaks
+    history: LedgerHistory | None = None
 
     def statement(self, month: date | None) -> Statement | None:
         return next((s for s in self.statements if s.month == month), None)

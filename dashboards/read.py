@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from dashboards import model, periods
+from dashboards import model, periods, read_findings
 from dashboards.usage import dimension_usage
 from pipelines.warehouse.read import (
     QueryError,
@@ -52,6 +52,12 @@ def read_warehouse(
                 "This warehouse has no reconciliation tables yet ("
                 + ", ".join(missing)
                 + "): run `creditlens sync` with this version of creditlens to upgrade it."
+            )
+        elif "hidden_movements" not in tables:
+            notices.append(
+                "This warehouse was reconciled before findings had ids (no hidden_movements "
+                "view): they are shown without the day each is observed on, and cannot be "
+                "acknowledged until `creditlens sync` with this version of creditlens upgrades it."
             )
         names = _accounts(con, tables)
         if account is not None:
@@ -121,8 +127,8 @@ def _account(
         report_month_full=full,
         daily=daily,
         statements=statements,
-        breaks=_breaks(con, name) if "balance_breaks" in tables else [],
-        reconciliation=(_reconciliation(con, name) if "reconciliation_runs" in tables else None),
+        breaks=read_findings.movements(con, tables, name),
+        reconciliation=read_findings.reconciliation(con, tables, name),
         subscription=subscription,
         consumption=consumption,
         dimensions=dimensions,
@@ -130,6 +136,8 @@ def _account(
         reconciled_entries=reconciled,
         agents_in_period=_agents_in_period(con, name, subscription, consumption),
         notices=notices,
+        mismatches=read_findings.mismatches(con, tables, name),
+        history=read_findings.history(con, tables, name),
     )
 
 
@@ -199,29 +207,6 @@ def _statements(
         out.append(statement)
         previous = statement
     return out
-
-
-def _breaks(con: ReadConnection, name: str) -> list[model.Break]:
-    rows = _rows(
-        con,
-        "SELECT kind, break_start, break_end, expected_balance, observed_balance, gap, agent_id, "
-        "campaign_id, channel, ambiguous, detail, checked_at FROM balance_breaks "
-        "WHERE account = ? ORDER BY coalesce(break_end, break_start, checked_at), kind",
-        [name],
-    )
-    return [model.Break(*r) for r in rows]
-
-
-def _reconciliation(con: ReadConnection, name: str) -> model.ReconciliationRun | None:
-    rows = _rows(
-        con,
-        "SELECT checked_at, sign_convention, sign_inferred, pairs_explained_signed, "
-        "pairs_explained_unsigned, tolerance, entries, continuity_breaks, ambiguous_ties, "
-        "summary_status, summary_message, breakdown_status, breakdown_message "
-        "FROM reconciliation_runs WHERE account = ? ORDER BY checked_at DESC LIMIT 1",
-        [name],
-    )
-    return model.ReconciliationRun(*rows[0]) if rows else None
 
 
 def _json(text: str | None, kind: type) -> Any:

@@ -1,4 +1,8 @@
-"""An account at a glance: balance and hidden movements, burn, runway, plan limits, and links."""
+"""An account at a glance: balance and findings, burn, runway, plan limits, and links.
+
+The findings are summed as the reconciliation page sums them (dashboards/pages/findings.py):
+hidden movements and breakdown mismatches on lines of their own, never one total.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,11 @@ import polars as pl
 
 from dashboards import figures, paths
 from dashboards.markup import Html, esc, facts, link, para, section
-from dashboards.model import DIMENSIONS, Account
+from dashboards.model import DIMENSIONS, Account, Break
 from dashboards.money import money_text, percent_text, percent_value
 from dashboards.pages.common import SITE_CRUMBS, TITLES, File, month_label, page_file, when
+from dashboards.pages.findings import mismatches_line, movement_brief, movements_line
+from dashboards.pages.history import history_line
 from dashboards.tables import (
     Column,
     link_cell,
@@ -76,7 +82,7 @@ def latest_balance(account: Account) -> Decimal | None:
 
 def _headline(account: Account) -> Html:
     rows: list[tuple[str, Any]] = [
-        ("Balance (last entry)", money_text(latest_balance(account))),
+        ("Balance (closing of the latest day)", money_text(latest_balance(account))),
         ("Data as of", when(account.as_of)),
         ("Runway", runway_text(account)),
     ]
@@ -91,17 +97,9 @@ def _headline(account: Account) -> Html:
     if account.subscription is not None:
         sub = account.subscription
         rows.append(("Plan", f"{sub.plan or '—'} ({sub.status or 'status unknown'})"))
-    hidden = sum(
-        (b.gap or Decimal(0) for b in account.breaks if b.kind == "continuity"), Decimal(0)
-    )
-    rows.append(
-        (
-            "Breaks",
-            f"{len(account.breaks):,} (hidden movements: {money_text(hidden)})"
-            if account.breaks
-            else "none",
-        )
-    )
+    rows.append(("Hidden movements", movements_line(account.breaks)))
+    rows.append(("Breakdown mismatches", mismatches_line(account.mismatches)))
+    rows.append(("Where the history begins", history_line(account)))
     return facts(rows)
 
 
@@ -141,7 +139,7 @@ def _balance_chart(account: Account) -> Html:
             "hovertemplate": "%{x}: %{customdata} credits<extra>closing</extra>",
         }
     ]
-    marks = [b for b in account.breaks if b.break_end is not None and b.kind != "breakdown"]
+    marks = [(b, at) for b in account.breaks if (at := _mark_at(b)) is not None]
     if marks:
         data.append(
             {
@@ -149,13 +147,9 @@ def _balance_chart(account: Account) -> Html:
                 "mode": "markers",
                 "name": "hidden movement",
                 "marker": {"symbol": "x", "size": 11, "color": "#c0392b"},
-                "x": [b.break_end.isoformat() for b in marks if b.break_end],
-                "y": [figures.plot_number(b.observed or b.expected) for b in marks],
-                "customdata": [
-                    f"{b.kind}: gap {money_text(b.gap)} between {when(b.break_start)} and "
-                    f"{when(b.break_end)}"
-                    for b in marks
-                ],
+                "x": [at for _, at in marks],
+                "y": [figures.plot_number(b.observed or b.expected) for b, _ in marks],
+                "customdata": [_mark_text(b) for b, _ in marks],  # our words: no API text
                 "hovertemplate": "%{customdata}<extra></extra>",
             }
         )
@@ -163,6 +157,20 @@ def _balance_chart(account: Account) -> Html:
         "Balance over time, hidden movements marked",
         data,
         {"yaxis": {"title": {"text": "credits"}}},
+    )
+
+
+def _mark_at(b: Break) -> str | None:
+    """Where a movement sits on the time axis: at the entry after it, or, after the last entry,
+    on the day the /Consumption balance was read."""
+    at = b.break_end or b.observed_on or b.break_start
+    return at.isoformat() if at is not None else None
+
+
+def _mark_text(b: Break) -> str:
+    return (
+        f"{movement_brief(b)}: between {when(b.break_start)} and "
+        f"{when(b.break_end) if b.break_end else when(b.observed_on)}"
     )
 
 

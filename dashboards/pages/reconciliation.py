@@ -1,25 +1,26 @@
-"""Where the ledger does not explain the balance: every break, and the rules used to find them."""
+"""Where the ledger does not explain the balance: the rules used, where the history begins,
+every hidden movement and, apart from them, every breakdown mismatch.
+
+The findings' own wording lives in dashboards/pages/findings.py, shared with the overview, so
+both pages describe a finding the same way.
+"""
 
 from __future__ import annotations
-
-from decimal import Decimal
 
 from dashboards import paths
 from dashboards.markup import Html, facts, para, section
 from dashboards.model import Account, ReconciliationRun
 from dashboards.money import money_text
 from dashboards.pages.common import File, account_crumbs, page_file, when
-from dashboards.tables import Column, money_cell, numeric_columns, table, text_cell
+from dashboards.pages.findings import KIND_MEANING, mismatches_section, movements_section
+from dashboards.pages.history import history_section
 
-KIND_MEANING = {
-    "continuity": "a hidden movement between two consecutive entries",
-    "summary": "the latest /Consumption balance against the ledger's last balanceAfter",
-    "breakdown": "the current period's breakdown against the ledger's debits",
-}
 SIGN_MEANING = {
     "signed": "signed: debits are negative amounts, credits positive",
     "unsigned": "unsigned: amounts are magnitudes, the entry type gives the direction",
 }
+
+__all__ = ["KIND_MEANING", "SIGN_MEANING", "reconciliation_file"]
 
 
 def reconciliation_file(account: Account) -> File:
@@ -29,70 +30,33 @@ def reconciliation_file(account: Account) -> File:
     if run is None:
         body.append(
             para(
-                "No reconciliation has run for this account yet: the breaks below (if any) "
+                "No reconciliation has run for this account yet: the findings below (if any) "
                 "cannot be trusted to be complete.",
                 "warn",
             )
         )
     else:
         body.append(section("How the ledger was checked", _rules(run)))
-    breaks = account.breaks
-    if not breaks:
+    if not account.breaks and not account.mismatches and run is not None:
         body.append(
             para(
                 "No breaks: every balance change is explained by a ledger entry, and the summary "
-                "and breakdown agree with the ledger."
-                if run is not None
-                else "No breaks recorded.",
+                "and breakdown agree with the ledger.",
                 "ok",
             )
         )
-    else:
-        hidden = sum((b.gap or Decimal(0) for b in breaks if b.kind == "continuity"), Decimal(0))
+    if any(f.break_id is None for f in (*account.breaks, *account.mismatches)):
         body.append(
             para(
-                f"{len(breaks):,} break(s) found; continuity gaps add up to {money_text(hidden)} "
-                "credits of hidden movements.",
+                "These findings come from a reconciliation made before findings had ids: run "
+                "`creditlens sync` with this version of creditlens to reconcile again; then each "
+                "can be acknowledged.",
                 "warn",
             )
         )
-    body.append(
-        section(
-            "Breaks",
-            table(
-                "Every break from the latest reconciliation",
-                [
-                    Column("Kind"),
-                    Column("From (break_start)"),
-                    Column("To (break_end)"),
-                    *numeric_columns("Expected", "Observed", "Gap"),
-                    Column("Agent / campaign / channel"),
-                    Column("Order certain"),
-                    Column("Detail"),
-                ],
-                [
-                    [
-                        text_cell(b.kind),
-                        text_cell(when(b.break_start)),
-                        text_cell(when(b.break_end)),
-                        money_cell(b.expected),
-                        money_cell(b.observed),
-                        money_cell(b.gap),
-                        text_cell(
-                            " / ".join(v or "—" for v in (b.agent_id, b.campaign_id, b.channel))
-                            if b.kind == "breakdown"
-                            else ""
-                        ),
-                        text_cell(_certainty(b.ambiguous)),
-                        text_cell(b.detail or ""),
-                    ]
-                    for b in breaks
-                ],
-                empty="None.",
-            ),
-            _kinds(),
-        )
-    )
+    body.append(history_section(account))
+    body.append(movements_section(account))
+    body.append(mismatches_section(account))
     crumbs = account_crumbs(account.name)
     return page_file(
         path, "Reconciliation", body, account=account.name, crumbs=crumbs, sortable=True
@@ -113,14 +77,23 @@ def _rules(run: ReconciliationRun) -> Html:
         if not run.tolerance
         else f"{money_text(run.tolerance)} credits: smaller differences count as continuous"
     )
+    if run.hidden_movements is None:  # a run from before every placement was counted
+        found = f"{run.continuity_breaks:,} between entries"
+    else:
+        found = (
+            f"{run.hidden_movements:,} of every placement, {run.continuity_breaks:,} of them "
+            f"between entries (gross {money_text(run.hidden_gross)}, net "
+            f"{money_text(run.hidden_net)} credits)"
+        )
     return facts(
         [
             ("Checked at", when(run.checked_at)),
             ("Sign convention", convention),
             ("Tolerance", tolerance),
             ("Entries reconciled", f"{run.entries:,}"),
-            ("Hidden movements found", f"{run.continuity_breaks:,}"),
+            ("Hidden movements found", found),
             ("Tie groups left ambiguous", f"{run.ambiguous_ties:,}"),
+            ("Opening balance check", _status(run.opening_status, run.opening_message)),
             ("Summary check", _status(run.summary_status, run.summary_message)),
             ("Breakdown check", _status(run.breakdown_status, run.breakdown_message)),
         ]
@@ -129,13 +102,3 @@ def _rules(run: ReconciliationRun) -> Html:
 
 def _status(status: str | None, message: str | None) -> str:
     return ": ".join(p for p in (status or "not run", message) if p)
-
-
-def _kinds() -> Html:
-    return facts([(kind, meaning) for kind, meaning in KIND_MEANING.items()])
-
-
-def _certainty(ambiguous: bool | None) -> str:
-    if ambiguous is None:
-        return "—"
-    return "no: entries share a createdAt" if ambiguous else "yes"

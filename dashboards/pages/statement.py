@@ -11,6 +11,7 @@ from dashboards.markup import Html, link, para, section
 from dashboards.model import MOVEMENTS, STATEMENT_LINES, Account, Statement
 from dashboards.money import decimal_text, money_text
 from dashboards.pages.common import File, account_crumbs, month_label, page_file, when
+from dashboards.pages.findings import month_movements, movement_brief
 from dashboards.tables import Column, money_cell, table, text_cell
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
@@ -85,6 +86,23 @@ def _waterfall(statement: Statement) -> Html:
     )
 
 
+def _hidden(account: Account, statement: Statement) -> Html:
+    """The month's hidden movements line, named one by one: the figure alone would not say
+    which findings it holds, nor whether someone has explained them."""
+    found = month_movements(account.breaks, statement.month)
+    if not statement.hidden_movements and not found:
+        return para("No hidden movements this month.")
+    named = "; ".join(movement_brief(b) for b in found)
+    return para(
+        f"Hidden movements of {money_text(statement.hidden_movements)}: balance changes that "
+        "no ledger entry explains, each counted on the day it is observed."
+        + (f" This month: {named}." if named else "")
+        + " See the reconciliation page for each one; acknowledge a known one with "
+        "`creditlens breaks ack <break id> --reason …`.",
+        "warn" if not found or any(not b.acknowledged for b in found) else "ok",
+    )
+
+
 def _page(
     account: Account,
     statement: Statement,
@@ -118,15 +136,7 @@ def _page(
             f"Month to date: the month is not over (data as of {when(account.as_of)}).", "warn"
         )
     )
-    hidden = (
-        para(
-            f"Hidden movements of {money_text(statement.hidden_movements)}: balance changes that "
-            "no ledger entry explains. See the reconciliation page for each one.",
-            "warn",
-        )
-        if statement.hidden_movements
-        else para("No hidden movements this month.")
-    )
+    hidden = _hidden(account, statement)
     here = paths.relative
     nav = []
     if previous:

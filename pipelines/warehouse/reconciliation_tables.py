@@ -66,7 +66,11 @@ RUN_FINDINGS = (
     money_column("hidden_gross", "Sum of the movements' absolute gaps.", False),
     money_column("hidden_net", "Sum of the movements' gaps.", False),
     Column("unacknowledged", "INTEGER", "Movements and mismatches not acknowledged."),
-    Column("opening_status", "VARCHAR", "zero, break, skipped (history left out) or none."),
+    Column(
+        "opening_status",
+        "VARCHAR",
+        "ok (opens at zero), break, skipped (history left out) or unavailable (no entries).",
+    ),
     Column("opening_message", "VARCHAR", "The balance before the first entry, in one sentence."),
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -14,11 +15,17 @@ from dashboards import ReportError, build_site, paths
 from pipelines.audit.report import severity_counts
 from pipelines.warehouse.connection import migrate
 from tests.dashboards.conftest import Built, site_files
-from tests.dashboards.pages import read_page
+from tests.dashboards.pages import MISMATCHES, MOVEMENTS, money, read_page, records
 from tests.dashboards.warehouse_factory import (
+    ACK_BY,
+    ACK_REASON,
     AUDIT_FINDINGS,
+    BREAKDOWN_EXTRA,
     MAIN,
+    MISREPORTED,
     SECOND,
+    START_BALANCE,
+    SUMMARY_SHORT_BY,
     XSS_AGENT,
     XSS_CAMPAIGN,
     audit_findings,
@@ -97,15 +104,76 @@ def test_campaign_pages_use_the_name_and_fall_back_to_the_id(built: Built) -> No
     assert unnamed.title.startswith("Campaign cmp/../unnamed")
 
 
-def test_reconciliation_page_lists_every_break_and_the_rules(built: Built) -> None:
+def test_reconciliation_page_lists_every_movement_and_the_rules(built: Built) -> None:
     page = built.site.out_dir / paths.reconciliation(MAIN)
     text = page.read_text(encoding="utf-8")
-    rows = read_page(page).rows
-    kinds = sorted(r[0] for r in rows[1:] if r and r[0] in ("continuity", "summary", "breakdown"))
-    assert kinds == ["breakdown", "continuity", "continuity", "summary"]
+    reader = read_page(page)
+    movements = records(reader.tables[MOVEMENTS])
+    assert sorted((m["Placement"], money(m["Gap"])) for m in movements) == sorted(
+        [
+            ("between two entries", Decimal("-12.5")),
+            ("between two entries", Decimal("-30")),
+            ("after the last entry, against /Consumption", -SUMMARY_SHORT_BY),
+        ]
+    )
+    assert all(m["Break id"].startswith("hm-") for m in movements)
+    (acknowledged,) = [m for m in movements if m["Acknowledged"] != "no"]
+    assert money(acknowledged["Gap"]) == Decimal("-30")
+    assert acknowledged["Acknowledged"] == f"yes — {ACK_REASON} ({ACK_BY}, 2026-04-16)"
+    # Each finding says what to do: reopen an acknowledged one, acknowledge a known one.
+    assert (
+        f"{acknowledged['Break id']} (between two entries, gap -30.00): acknowledged; it lapses "
+        f"if its figure changes. Reopen it with creditlens breaks unack {acknowledged['Break id']}."
+    ) in reader.text
+    for movement in movements:
+        if movement is not acknowledged:
+            ack = f"Acknowledge a known one: creditlens breaks ack {movement['Break id']} --reason"
+            assert ack in reader.text
+    after = next(m for m in movements if m["Placement"].startswith("after"))
+    assert after["Observed on"] == "2026-04-15" and after["Entry after"].startswith("none")
+    assert "3 hidden movement(s): gross 55.00 credits (the sum of |gap|), net -55.00; " in text
+    assert "1 acknowledged, 2 not." in text
+    # Open findings flagged, the acknowledged one marked as such, and user text escaped.
+    assert '<span class="warn">no</span>' in text
+    assert '<span class="ok">yes — Support moved March credits by hand &lt;ticket' in text
+    assert "the warehouse view hidden_movements" in reader.text
     assert "signed: debits are negative amounts" in text
     assert "Tolerance" in text and "every difference is a break" in text
-    assert "-12.50" in text and "-30.00" in text
+    assert "The ledger opens at zero" in text
+
+
+def test_breakdown_mismatches_are_credits_of_usage_shown_apart(built: Built) -> None:
+    reader = read_page(built.site.out_dir / paths.reconciliation(MAIN))
+    (mismatch,) = records(reader.tables[MISMATCHES])
+    assert mismatch["Item (agent / campaign / channel)"] == " / ".join(MISREPORTED)
+    assert money(mismatch["Difference"]) == BREAKDOWN_EXTRA
+    assert mismatch["Break id"].startswith("bd-") and mismatch["Acknowledged"] == "no"
+    assert "Credits of usage in the current period; not balance movements." in reader.text
+    # Never a movement: not in the movements' table, nor in their totals.
+    assert all(not m["Break id"].startswith("bd-") for m in records(reader.tables[MOVEMENTS]))
+    assert "1 item(s) differ, by 1.50 credits of usage in all; 0 acknowledged, 1 not." in (
+        reader.text
+    )
+    overview = read_page(built.site.out_dir / paths.overview(MAIN)).text
+    assert "Hidden movements 3 (gross 55.00, net -55.00 credits; 1 acknowledged, 2 not)" in (
+        overview
+    )
+    assert "Breakdown mismatches 1 item(s), credits of usage, not movements" in overview
+
+
+def test_a_balance_before_the_first_entry_is_a_movement_and_said_so(built: Built) -> None:
+    reader = read_page(built.site.out_dir / paths.reconciliation(SECOND))
+    movements = records(reader.tables[MOVEMENTS])
+    first = movements[0]
+    assert first["Placement"] == "before the first entry"
+    assert money(first["Gap"]) == START_BALANCE and first["Entry before"].startswith("none")
+    assert [m["Placement"] for m in movements[1:]] == ["between two entries"]
+    assert (
+        f"The balance before the first entry, 500.00, is not explained: it is one of the hidden "
+        f"movements below, {first['Break id']} (before the first entry), not acknowledged."
+    ) in reader.text
+    assert "No history discovery is recorded for this account" in reader.text
+    assert MISMATCHES not in reader.tables and "Not checked:" in reader.text
 
 
 def test_reconciliation_page_says_so_when_there_are_no_breaks(built: Built, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from dashboards import paths
 from dashboards.money import money_text
 from tests.dashboards.conftest import Built
 from tests.dashboards.pages import read_page
-from tests.dashboards.warehouse_factory import MAIN, SECOND
+from tests.dashboards.warehouse_factory import MAIN, SECOND, START_BALANCE, SUMMARY_SHORT_BY
 
 FIGURES = (
     "opening",
@@ -28,13 +28,14 @@ FIGURES = (
 MOVEMENTS = FIGURES[1:-1]
 
 # Independent of transforms/ and of the monthly_statement view: the chain itself, month by month.
-# The opening is the balance the chain carried into the month (the previous entry's balanceAfter),
-# hidden movements are the chain's gaps located at the later entry.
+# A ledger that explains its whole balance opens at zero, so the first entry's balance before it
+# is a hidden movement of its month, like each gap of the chain (located at the later entry).
+# (No fixture here leaves history out of a sync, which would carry that balance in instead.)
 INDEPENDENT = """
 WITH chain AS (
   SELECT account, chain_position, category, signed_amount, balance_before, balance_after,
          CAST(date_trunc('month', timezone('UTC', created_at)) AS DATE) AS month,
-         lag(balance_after) OVER w AS previous_after
+         coalesce(lag(balance_after) OVER w, 0) AS previous_after
   FROM ledger_enriched WINDOW w AS (PARTITION BY account ORDER BY chain_position)
 ), ranked AS (
   SELECT *, row_number() OVER (PARTITION BY account, month ORDER BY chain_position) AS first,
@@ -42,7 +43,7 @@ WITH chain AS (
   FROM chain
 )
 SELECT account, month,
-  max(coalesce(previous_after, balance_before)) FILTER (WHERE first = 1) AS opening,
+  max(previous_after) FILTER (WHERE first = 1) AS opening,
   coalesce(sum(signed_amount) FILTER (WHERE category = 'debit'), 0) AS debits,
   coalesce(sum(signed_amount) FILTER (WHERE category = 'credit'), 0) AS credits,
   coalesce(sum(signed_amount) FILTER (WHERE category = 'refund'), 0) AS refunds,
@@ -56,15 +57,34 @@ ENTRIES = """
 SELECT account, CAST(date_trunc('month', entry_day) AS DATE) AS month, count(*)
 FROM ledger_entries GROUP BY ALL
 """
+# The platform's balance against the last entry's: a movement after the last entry, observed on
+# the day the balance was read (never before the last entry's own day).
+AFTER_LAST = """
+WITH summary AS (
+  SELECT account, balance, shape_ok, fetched_at FROM consumption_snapshots
+  QUALIFY row_number() OVER (PARTITION BY account ORDER BY fetched_at DESC) = 1
+), last_entry AS (
+  SELECT account, balance_after, created_at FROM ledger_enriched
+  QUALIFY row_number() OVER (PARTITION BY account ORDER BY chain_position DESC) = 1
+)
+SELECT s.account,
+  CAST(date_trunc('month', greatest(timezone('UTC', s.fetched_at), timezone('UTC', e.created_at)))
+       AS DATE) AS month,
+  s.balance - e.balance_after AS gap
+FROM summary s JOIN last_entry e USING (account)
+WHERE s.shape_ok AND s.balance IS NOT NULL AND s.balance <> e.balance_after
+"""
 
 
 def independent_statements(warehouse: Path) -> dict[tuple[str, date], dict[str, Decimal]]:
-    """Per account and month with entries: the statement figures and the entry count."""
+    """Per account and month with entries or a movement: the statement figures and the entry
+    count."""
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         con.execute("SET TimeZone = 'UTC'")
         rows = con.execute(INDEPENDENT).fetchall()
         counts = {(a, m): n for a, m, n in con.execute(ENTRIES).fetchall()}
+        after_last = con.execute(AFTER_LAST).fetchall()
     finally:
         con.close()
     out: dict[tuple[str, date], dict[str, Decimal]] = {}
@@ -73,6 +93,19 @@ def independent_statements(warehouse: Path) -> dict[tuple[str, date], dict[str, 
             **dict(zip(FIGURES, figures, strict=True)),
             "entries": Decimal(counts[(account, month)]),
         }
+    for account, month, gap in after_last:
+        if (account, month) not in out:  # a month with no entry, only the movement
+            closing = max((m, f) for (a, m), f in out.items() if a == account)[1]["closing"]
+            zero = Decimal(0)
+            out[(account, month)] = {
+                **{name: zero for name in FIGURES},
+                "opening": closing,
+                "closing": closing,
+                "entries": zero,
+            }
+        figures = out[(account, month)]
+        figures["hidden_movements"] += gap
+        figures["closing"] += gap
     return out
 
 
@@ -141,6 +174,23 @@ def test_hidden_movements_are_on_their_own_line_in_the_month_they_happened(built
     # The gap between the last February entry and the first March one belongs to March.
     assert Decimal(_csv(built, MAIN, date(2026, 2, 1))["hidden_movements"]) == 0
     assert Decimal(_csv(built, MAIN, date(2026, 3, 1))["hidden_movements"]) == Decimal("-30")
+    # The summary short of the ledger: a movement after the last entry, in the month it was read.
+    april = _csv(built, MAIN, date(2026, 4, 1))
+    assert Decimal(april["hidden_movements"]) == -SUMMARY_SHORT_BY
+    # A ledger starting from credits no entry explains opens at zero; they are a movement.
+    january = _csv(built, SECOND, date(2026, 1, 1))
+    assert Decimal(january["opening"]) == 0
+    assert Decimal(january["hidden_movements"]) == START_BALANCE + Decimal(2)
+
+
+def test_the_statement_names_the_months_movements(built: Built) -> None:
+    march = (built.site.out_dir / paths.statement(MAIN, date(2026, 3, 1))).read_text("utf-8")
+    assert "(between two entries, -30.00, acknowledged)" in march
+    april = (built.site.out_dir / paths.statement(MAIN, date(2026, 4, 1))).read_text("utf-8")
+    assert "(after the last entry, against /Consumption, -12.50, not acknowledged)" in april
+    assert "No hidden movements this month." in (
+        built.site.out_dir / paths.statement(MAIN, date(2026, 2, 1))
+    ).read_text("utf-8")
 
 
 def test_idle_month_is_carried_and_the_current_month_is_marked_partial(built: Built) -> None:

@@ -3,9 +3,11 @@
 The ledgers land through the sync's staging and `Warehouse.land_ledger`, the snapshots through the
 snapshot row builders and `Warehouse.land_snapshot`, the key audit as the audit appends it, and
 every derived table and view comes from `reconcile_account`: nothing here writes a table itself.
-Hidden movements are planted between entries (one across a month boundary), the summary is short
-of the ledger and one breakdown item differs from it, an account has an idle month, and API text
-carries markup that must never run.
+Hidden movements are planted between entries (one across a month boundary, acknowledged as
+`creditlens breaks ack` records it), the summary is short of the ledger (a movement after the last
+entry) and one breakdown item differs from it; the main ledger opens at zero with an entry for its
+first credits, the second one's does not (a movement before the first entry) and it has an idle
+month; and API text carries markup that must never run.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ FETCHED = datetime(2026, 4, 15, 12, 0, tzinfo=UTC)  # the fixture's "now": its l
 PERIOD = (datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 5, 1, tzinfo=UTC))
 SUMMARY_SHORT_BY = Decimal("12.5")  # the summary balance is this much below the ledger's
 BREAKDOWN_EXTRA = Decimal("1.5")  # the breakdown reports this much more for one item
+START_BALANCE = Decimal("500.0000")  # the main ledger's first entry grants it, the second's not
+ACK_REASON = "Support moved March credits by hand <ticket #42>"
+ACK_BY = "finance@laptop"
+ACK_AT = datetime(2026, 4, 16, 9, 30, tzinfo=UTC)
 MISREPORTED = (XSS_AGENT, "cmp_xss", "Phone")
 CAMPAIGNS = {
     "cmp_winter": "Winter renewals",
@@ -84,11 +90,16 @@ def _ledger(
     seed: int,
     idle: tuple[date, date] | None,
     hidden: dict[int, Decimal],
+    granted: bool = True,
 ) -> Ledger:
-    """Entries in chain order under the signed convention; ``hidden`` maps entry index -> jump."""
+    """Entries in chain order under the signed convention; ``hidden`` maps entry index -> jump.
+
+    The ledger starts from START_BALANCE: with an entry granting it (``granted``), so the ledger
+    opens at zero, or without one, a movement before the first entry.
+    """
     rng = random.Random(seed)
     ledger = Ledger(account)
-    balance = Decimal("500.0000")
+    balance = Decimal(0) if granted else START_BALANCE
     campaigns = [*CAMPAIGNS, UNNAMED_CAMPAIGN]
 
     def add(at: datetime, kind: str, amount: Decimal, **dims: str | None) -> None:
@@ -97,6 +108,9 @@ def _ledger(
         balance += jump + amount
         ledger.entries.append(Entry(at, kind, amount, balance, hidden_before=jump, **dims))
 
+    if granted:
+        first = datetime(start.year, start.month, start.day, tzinfo=UTC)
+        add(first, "TopUp", START_BALANCE, description="Opening credits")
     for offset in range(days):
         day = start + timedelta(days=offset)
         if idle and idle[0] <= day <= idle[1]:
@@ -174,6 +188,7 @@ def build_warehouse(path: Path) -> Fixture:
         seed=2,
         idle=(date(2026, 2, 1), date(2026, 2, 28)),
         hidden={7: Decimal("2.0000")},
+        granted=False,
     )
     ledgers = {MAIN: main, SECOND: second}
     warehouse = Warehouse(path)
@@ -186,8 +201,28 @@ def build_warehouse(path: Path) -> Fixture:
     options = ReconcileOptions(sign_convention="infer")
     for account in ledgers:
         reconcile_account(warehouse, account, options, RUN)
+    _acknowledge(warehouse, MAIN, Decimal("-30.0000"))
     warehouse.publish_analyst_copy()
     return Fixture(path, ledgers, FETCHED.date())
+
+
+def _acknowledge(warehouse: Warehouse, account: str, gap: Decimal) -> None:
+    """Acknowledges the account's movement of ``gap`` as `creditlens breaks ack` appends it."""
+    with warehouse.write() as con:
+        found = con.execute(
+            "SELECT break_id FROM hidden_movements WHERE account = ? AND gap = ?", [account, gap]
+        ).fetchall()
+    ((break_id,),) = found
+    row = {
+        "account": account,
+        "break_id": break_id,
+        "action": "ack",
+        "gap": gap,
+        "reason": ACK_REASON,
+        "acted_by": ACK_BY,
+        "acted_at": ACK_AT,
+    }
+    warehouse.append("break_acknowledgements", [row])
 
 
 def _frame(ledger: Ledger) -> pl.DataFrame:
