@@ -6,7 +6,9 @@ costs milliseconds per figure and a site has hundreds. Each figure lands in a
 no page carries inline code. ``<``, ``>`` and ``&`` are written as JSON escapes, so ``</script>``
 in a campaign name cannot close the block. Plotly renders a subset of HTML in labels (``<b>``,
 ``<a>``...), so every label taken from the API is HTML-escaped before it goes in (Plotly decodes
-the entities back to the literal text).
+the entities back to the literal text). Labels follow the names' display rule
+(dashboards/display_text.py): controls visible, a name cut to a label's length with its hash so
+two never merge, and a longer text in the hover box.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from dashboards.display_text import HOVER_LIMIT, NAME_LIMIT, TEXT_LIMIT, display_text
 from dashboards.markup import Html, esc
 from dashboards.money import money_text
 
@@ -41,11 +44,16 @@ LAYOUT: dict[str, Any] = {
 }
 
 
-def label(text: object) -> str:
-    """API text for a Plotly label: escaped so Plotly shows it literally."""
+def label(text: object, limit: int = NAME_LIMIT) -> str:
+    """API text for a Plotly label: escaped so Plotly shows it literally, at a label's length."""
     # Plotly decodes &lt; &gt; &amp; but shows &quot; literally: quotes stay as they are (they
     # cannot open a tag, and Plotly sets text as text, never as an attribute).
-    return html.escape("" if text is None else str(text), quote=False)
+    return html.escape(display_text(text, limit), quote=False)
+
+
+def hover(text: object) -> str:
+    """API text for a hover box: the name a label cuts, at a tooltip's length."""
+    return label(text, HOVER_LIMIT)
 
 
 def plot_number(value: Decimal | int | None) -> float | None:
@@ -68,7 +76,7 @@ def safe_json(value: Any) -> str:
 
 def embed(title: str, data: list[dict[str, Any]], layout: dict[str, Any] | None = None) -> Html:
     """A figure with its accessible name and caption; rendered by assets/charts.js."""
-    full_layout = {**LAYOUT, "title": {"text": label(title)}, **(layout or {})}
+    full_layout = {**LAYOUT, "title": {"text": label(title, TEXT_LIMIT)}, **(layout or {})}
     payload = safe_json({"data": data, "layout": full_layout})
     chart_id = "chart-" + hashlib.blake2b(payload.encode(), digest_size=6).hexdigest()
     height = int(full_layout["height"])

@@ -2,7 +2,9 @@
 
 No template engine: pages are small, and f-strings over escaped values keep the one rule visible
 (text from the API is data, never markup). ``Html`` marks strings that are already markup, so a
-value is escaped exactly once.
+value is escaped exactly once. ``esc`` also makes controls and bidi overrides visible and bounds
+any text (dashboards/display_text.py), so no page, whoever wrote it, shows them raw; ``shown_name``
+bounds a name to what a cell or a title holds, the whole of it in a tooltip.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from dashboards import paths
+from dashboards.display_text import HOVER_LIMIT, TEXT_LIMIT, display_text, is_cut, visible_text
 
 
 class Html(str):
@@ -20,7 +23,25 @@ class Html(str):
 def esc(value: object) -> Html:
     if isinstance(value, Html):
         return value
-    return Html(html.escape("" if value is None else str(value), quote=True))
+    return Html(html.escape(display_text(value, TEXT_LIMIT), quote=True))
+
+
+def shown_name(value: object) -> Html:
+    """A name from the API as a cell, a link or a headline shows it: cut to a readable length,
+    with the longer text in a tooltip."""
+    if isinstance(value, Html):
+        return value
+    if not is_cut(value):
+        return esc(value)
+    return Html(
+        f'<span title="{esc(display_text(value, HOVER_LIMIT))}">{esc(display_text(value))}</span>'
+    )
+
+
+def whole_text(value: object) -> Html:
+    """Text escaped and shown whole however long, controls still visible: for the one place a
+    page means to show all of a name it cuts everywhere else."""
+    return Html(html.escape(visible_text(value), quote=True))
 
 
 def join(parts: Iterable[str]) -> Html:
@@ -28,7 +49,7 @@ def join(parts: Iterable[str]) -> Html:
 
 
 def link(href: str, text: object) -> Html:
-    return Html(f'<a href="{esc(href)}">{esc(text)}</a>')
+    return Html(f'<a href="{esc(href)}">{shown_name(text)}</a>')
 
 
 def para(text: object, css: str = "") -> Html:
@@ -71,9 +92,11 @@ def page(
         scripts.append(paths.asset("sort.js"))
     script_tags = "".join(f'<script src="{esc(href(s))}" defer></script>' for s in scripts)
     account_line = (
-        f'<p class="account">Account: <strong>{esc(account)}</strong></p>' if account else ""
+        f'<p class="account">Account: <strong>{shown_name(account)}</strong></p>' if account else ""
     )
-    full_title = f"{title} · {account} · creditlens" if account else f"{title} · creditlens"
+    full_title = (
+        f"{title} · {display_text(account)} · creditlens" if account else f"{title} · creditlens"
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

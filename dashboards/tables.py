@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from dashboards.markup import Html, esc, link, para
+from dashboards.display_text import display_text
+from dashboards.markup import Html, esc, link, para, shown_name
 from dashboards.money import decimal_text, money_text
 
 
@@ -28,8 +29,14 @@ def text_cell(value: object) -> Cell:
     return Cell(esc(value), "" if value is None else str(value))
 
 
+def label_cell(value: object) -> Cell:
+    """A name from the API: cut to a cell's length (whole in its tooltip), and sorted by what
+    is shown, so a 100 KB id is not copied into its sort key either."""
+    return Cell(shown_name(value), display_text(value))
+
+
 def link_cell(href: str, text: object) -> Cell:
-    return Cell(link(href, text), str(text))
+    return Cell(link(href, text), display_text(text))
 
 
 def money_cell(value: Decimal | None, shown: str | None = None) -> Cell:

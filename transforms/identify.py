@@ -12,6 +12,13 @@ numbered where whole days exist, in the landing transaction, by the SQL ``identi
 (pipelines/warehouse/landing.py runs it over the staged files). Because a sync always replaces
 whole UTC days, the same day read twice (a rerun, overlapping backfills) yields the same ids, and
 the occurrence count is exact within the day.
+
+The quarantine's identity is the same rule over what a rejected entry still has: the text it was
+received as. ``fingerprint`` is the first 128 bits of SHA-256 over the account and ``raw_json``;
+``occurrence`` numbers the account's rows sharing it; ``quarantine_id`` = fingerprint-occurrence.
+The raw text names its own createdAt, so a fingerprint stands for one entry wherever a window
+placed it: a landing replaces every row of a fingerprint it brings, whatever day an earlier sync
+filed it under, and overlapping syncs never double a rejected entry.
 """
 
 from __future__ import annotations
@@ -83,4 +90,25 @@ def identified_sql(source_sql: str) -> str:
         "SELECT *, CAST(row_number() OVER (PARTITION BY account, entry_day, fingerprint "
         "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence "
         f"FROM {source_sql})"
+    )
+
+
+# SHA-256, not BLAKE2b: the quarantine's fingerprint is taken in DuckDB, which has no BLAKE2b, so
+# that the landing and the migration filling rows of older warehouses run the same SQL.
+QUARANTINE_FINGERPRINT_SQL = f"left(sha256(account || '{SEP}' || raw_json), 32)"
+
+
+def quarantine_identified_sql(source_sql: str) -> str:
+    """SQL naming quarantined rows: ``fingerprint``, ``occurrence`` and ``quarantine_id``.
+
+    ``source_sql`` is any relation of quarantine rows without those three columns. Rows of one
+    account with one fingerprint are the same received text, so they are numbered across days:
+    an entry a window put on its first day, because its createdAt could not place it, keeps one
+    identity whichever window read it.
+    """
+    return (
+        "SELECT *, fingerprint || '-' || occurrence AS quarantine_id FROM ("
+        "SELECT *, CAST(row_number() OVER (PARTITION BY account, fingerprint "
+        "ORDER BY window_start, page_number, page_position) AS INTEGER) AS occurrence FROM ("
+        f"SELECT *, {QUARANTINE_FINGERPRINT_SQL} AS fingerprint FROM {source_sql}))"
     )

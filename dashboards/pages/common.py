@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from dashboards import paths
+from dashboards.display_text import display_text
 from dashboards.markup import page
 from dashboards.model import DIMENSION_NAMES
 
@@ -49,7 +50,9 @@ def dimension_crumbs(account: str, dimension: str) -> list[tuple[str, str]]:
 
 
 def value_title(dimension: str, name: str) -> str:
-    return f"{DIMENSION_NAMES[dimension].capitalize()} {name}"
+    """The title of a value's page: the name as a title shows it (it is also the page's <title>
+    and its breadcrumb)."""
+    return f"{DIMENSION_NAMES[dimension].capitalize()} {display_text(name)}"
 
 
 def month_label(month: date) -> str:

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from dashboards import paths, periods
 from dashboards.model import Account, DimensionValue
-from dashboards.tables import Cell, link_cell, text_cell
+from dashboards.tables import Cell, label_cell, link_cell
 
 TOP_MOVERS = 10
 Mover = tuple[str | None, str, Decimal, Decimal]  # value, name, previous month, report month
@@ -28,7 +28,7 @@ def consumed(value: DimensionValue, month: date | None) -> Decimal:
 def name_cell(account: Account, dimension: str, value: str | None, name: str, here: str) -> Cell:
     """A value's name links to its page; the "no campaign" bucket has no page to link to."""
     if value is None:
-        return text_cell(name)
+        return label_cell(name)
     target = paths.dimension_page(account.name, dimension, value)
     return link_cell(paths.relative(here, target), name)
 

@@ -18,7 +18,14 @@ from dashboards.pages.dimension_common import (
     ranked_movers,
     report_months,
 )
-from dashboards.tables import Column, money_cell, number_cell, numeric_columns, table, text_cell
+from dashboards.tables import (
+    Column,
+    label_cell,
+    money_cell,
+    number_cell,
+    numeric_columns,
+    table,
+)
 
 PIE_SLICES = 10
 
@@ -82,7 +89,7 @@ def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -
             now, before = consumed(value, month), consumed(value, previous)
             row = [name_cell(account, dimension, value.value, value.name, path)]
             if dimension == "campaign_id":
-                row.append(text_cell(value.value or "—"))
+                row.append(label_cell(value.value or "—"))
             row += [
                 money_cell(now),
                 money_cell(before),
@@ -117,16 +124,18 @@ def _share_pie(data: Dimension, month: date, total: Decimal) -> Html:
     if len(ranked) > PIE_SLICES:
         rest = sum((p[1] for p in ranked[PIE_SLICES - 1 :]), Decimal(0))
         ranked = [*ranked[: PIE_SLICES - 1], ("all others", rest)]
-    labels = [figures.label(name) for name, _ in ranked]
     return figures.embed(
         f"Share of consumption, {month_label(month)}",
         [
             {
                 "type": "pie",
-                "labels": labels,
+                "labels": [figures.label(name) for name, _ in ranked],
                 "values": [figures.plot_number(v) for _, v in ranked],
-                "customdata": [f"{money_text(v)} ({percent_text(v, total)})" for _, v in ranked],
-                "hovertemplate": "%{label}: %{customdata}<extra></extra>",
+                "customdata": [
+                    f"{figures.hover(name)}: {money_text(v)} ({percent_text(v, total)})"
+                    for name, v in ranked
+                ],
+                "hovertemplate": "%{customdata}<extra></extra>",
                 "textinfo": "percent",
                 "hole": 0.45,
                 "sort": False,
@@ -149,8 +158,11 @@ def _movers_chart(title: str, rows: Sequence[Mover]) -> Html:
                 "orientation": "h",
                 "y": [figures.label(name) for _, name, _, _ in movers],
                 "x": [figures.plot_number(c) for c in changes],
-                "customdata": [signed_money_text(c) for c in changes],
-                "hovertemplate": "%{y}: %{customdata}<extra></extra>",
+                "customdata": [
+                    f"{figures.hover(name)}: {signed_money_text(c)}"
+                    for (_, name, _, _), c in zip(movers, changes, strict=True)
+                ],
+                "hovertemplate": "%{customdata}<extra></extra>",
                 "marker": {"color": ["#c0392b" if c > 0 else "#2f9a55" for c in changes]},
             }
         ],

@@ -8,7 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 from dashboards import figures, paths
-from dashboards.markup import Html, esc, facts, section
+from dashboards.display_text import is_cut
+from dashboards.markup import Html, esc, facts, section, shown_name, whole_text
 from dashboards.model import DIMENSION_NAMES, DIMENSIONS, Account, Dimension, DimensionValue
 from dashboards.money import money_text, percent_text, percent_value, signed_money_text
 from dashboards.pages.common import (
@@ -42,7 +43,7 @@ def value_file(
     title = value_title(dimension, value.name)
     headline: list[tuple[str, Any]] = []
     if dimension == "campaign_id":
-        headline.append(("Campaign id", value.value))
+        headline.append(("Campaign id", shown_name(value.value)))
     if month:
         headline += [
             (f"Consumption in {month_label(month)}", money_text(now)),
@@ -65,6 +66,7 @@ def value_file(
                 continue
             body.append(_movers_section(account, data, value, other, month, previous, path))
     body.append(_periods_table(value, totals))
+    body.extend(_whole_names(dimension, value))
     crumbs = dimension_crumbs(account.name, dimension)
     return page_file(
         path, title, body, account=account.name, crumbs=crumbs, charts=True, sortable=True
@@ -160,6 +162,26 @@ def _movers_section(
             empty="No change between the two months.",
         ),
     )
+
+
+def _whole_names(dimension: str, value: DimensionValue) -> list[Html]:
+    """A name cut everywhere else, whole once, on its own page: the site holds it once, not
+    once for every page naming it."""
+    noun = DIMENSION_NAMES[dimension]
+    names = {f"The {noun}'s name": value.name}
+    if value.value != value.name:
+        names[f"The {noun}'s id"] = value.value
+    return [
+        section(
+            f"{title}, whole ({len(text):,} characters)",
+            Html(
+                '<details><summary>Show</summary><p style="overflow-wrap:anywhere">'
+                f"{whole_text(text)}</p></details>"
+            ),
+        )
+        for title, text in names.items()
+        if text is not None and is_cut(text)
+    ]
 
 
 def _names(account: Account, dimension: str) -> dict[str | None, str]:

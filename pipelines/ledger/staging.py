@@ -11,10 +11,12 @@ deleted.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -63,6 +65,49 @@ QUARANTINE_SCHEMA = {
     "reason": pl.String(),
     "raw_json": pl.String(),
 }
+
+
+# A createdAt whose seconds read 60. Read as the next second, a leap second at 23:59:60 moves
+# the entry to the next day: into a window only when that window reaches the next day, so the same
+# entry landed on one sync and was "outside the window" on another. Nothing can hold it exactly,
+# so it is quarantined on every sync, with the day its text names.
+_LEAP_SECOND = re.compile(r"^\s*\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:60(?:\D|$)")
+_DAY_PREFIX = re.compile(r"^\s*(\d{4}-\d\d-\d\d)")
+
+
+def leap_seconds(created: list[Any]) -> dict[int, str]:
+    """Positions whose createdAt is a leap second, with the reason they are quarantined.
+
+    Every entry of a backfill passes here: the substring test keeps the regex to the rare text
+    holding ":60" (a tenth of a microsecond an entry).
+    """
+    return {
+        i: f"createdAt {value!r} has second 60 (a leap second): no timestamp holds it exactly, "
+        "and read as the next second it would move the entry (at 23:59:60, to the next day)"
+        for i, value in enumerate(created)
+        if type(value) is str and ":60" in value and _LEAP_SECOND.match(value)
+    }
+
+
+def quarantine_day(created_at: Any, window: Window) -> date:
+    """The day a rejected entry is filed under, inside the window so the sync replaces it.
+
+    Decided by the entry itself wherever it can be, so overlapping syncs file it alike: the UTC
+    day of its createdAt, else the calendar day its text names (a leap second, hour 25), and
+    only when neither is in the window, the window's first day.
+    """
+    moment = parse_created_at(created_at)
+    if moment is not None and window.contains(moment.date()):
+        return moment.date()
+    named = _DAY_PREFIX.match(created_at) if type(created_at) is str else None
+    if named is not None:
+        try:
+            day = date.fromisoformat(named.group(1))
+        except ValueError:
+            day = None
+        if day is not None and window.contains(day):
+            return day
+    return window.first
 
 
 @dataclass(frozen=True)
@@ -167,6 +212,8 @@ class LedgerStaging:
             offset = len(pages)
             known.update({offset + i: reason for i, reason in reasons.items()})
             parts.append(columns)
+            for i, reason in leap_seconds(columns.created).items():
+                known.setdefault(offset + i, reason)
             pages.extend([read.page_number] * read.count)
             positions.extend(range(read.count))
             owners.extend([n] * read.count)
@@ -199,7 +246,7 @@ class LedgerStaging:
         now = datetime.now(UTC)
         for i, reason in sorted(reasons.items()):
             raw = reads[owners[i]].page.raw(positions[i])
-            moment = parse_created_at(raw.get("createdAt")) if isinstance(raw, dict) else None
+            created_at = raw.get("createdAt") if isinstance(raw, dict) else None
             stage.quarantine.append(
                 {
                     "account": self.account,
@@ -207,9 +254,7 @@ class LedgerStaging:
                     "quarantined_at": now,
                     "window_start": window.first,
                     "window_end": window.last,
-                    "entry_day": moment.date()
-                    if moment and window.contains(moment.date())
-                    else window.first,
+                    "entry_day": quarantine_day(created_at, window),
                     "page_number": pages[i],
                     "page_position": positions[i],
                     "reason": reason,

@@ -19,7 +19,7 @@ from pipelines.failpoints import failpoint
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.rows import count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
-from transforms.identify import identified_sql
+from transforms.identify import identified_sql, quarantine_identified_sql
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,25 @@ def _insert_entries(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> i
 
 
 def _insert_quarantine(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> int:
+    """Names the staged rejects, removes every earlier row of each, and inserts them.
+
+    Days alone do not make the quarantine exactly once: an entry whose createdAt cannot place it
+    is filed under its window's first day, and overlapping syncs start their windows on
+    different days. Its received text is the same, so is its fingerprint; replacing every row
+    of a fingerprint read again, whatever its day, keeps one copy of it.
+    """
     if not landing.quarantine_files:
         return 0
     columns = ", ".join(c.name for c in QUARANTINE.columns)
+    staged = quarantine_identified_sql(f"read_parquet({paths_sql(landing.quarantine_files)})")
+    con.execute(f"CREATE TEMP TABLE staged_quarantine AS SELECT {columns} FROM ({staged})")
     con.execute(
-        f"INSERT INTO quarantine ({columns}) SELECT {columns} "
-        f"FROM read_parquet({paths_sql(landing.quarantine_files)})"
+        "DELETE FROM quarantine WHERE account = ? AND fingerprint IN "
+        "(SELECT fingerprint FROM staged_quarantine)",
+        [landing.account],
     )
+    con.execute(f"INSERT INTO quarantine ({columns}) SELECT {columns} FROM staged_quarantine")
+    con.execute("DROP TABLE staged_quarantine")
     return count(
         con,
         "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",

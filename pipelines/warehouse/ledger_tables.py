@@ -18,6 +18,7 @@ from pipelines.warehouse.table import (
     entry_column,
     span,
 )
+from transforms.identify import QUARANTINE_FINGERPRINT_SQL, quarantine_identified_sql
 
 ENTRY_DAY = Column("entry_day", "DATE", "UTC day of created_at; the unit a sync replaces.", True)
 
@@ -82,10 +83,28 @@ LEDGER_ENTRIES = Table(
     ),
 )
 
+# Added by migration 7, so last and nullable in the DDL; the migration fills them on older rows.
+QUARANTINE_IDENTITY = (
+    Column(
+        "fingerprint",
+        "VARCHAR",
+        "First 128 bits (hex) of SHA-256 over account and raw_json (see README: identity rule).",
+    ),
+    Column("occurrence", "INTEGER", "1..n among the account's rows with the same fingerprint."),
+    Column(
+        "quarantine_id",
+        "VARCHAR",
+        "Identity: fingerprint-occurrence. Unique per account; stable across reruns and "
+        "overlapping syncs, which replace every row of a fingerprint they read again.",
+    ),
+)
+
 QUARANTINE = Table(
     "quarantine",
     "Entries fetched but not landed because they broke a validation rule: nothing is dropped "
-    "silently. A sync replaces the quarantine rows of the days it covers, as for the ledger.",
+    "silently. Exactly once, as for the ledger: a sync replaces the quarantine rows of the days "
+    "it covers and every row of an entry it reads again (same fingerprint), whatever day an "
+    "earlier sync filed it under; an entry is never in both tables for one day.",
     (
         ACCOUNT,
         RUN_ID,
@@ -99,14 +118,39 @@ QUARANTINE = Table(
         ),
         replace(
             ENTRY_DAY,
-            doc="UTC day the row belongs to (a sync over that day replaces it): the day of "
-            "createdAt when readable and inside the window, else the window's first day.",
+            doc="UTC day the row belongs to (a sync over that day replaces it), always inside "
+            "the window: the UTC day of createdAt when readable, else the calendar day its text "
+            "names (a leap second's own day), else the window's first day.",
         ),
         *_page("Page the entry came from.", "0-based position in that page."),
         Column("reason", "VARCHAR", "The rule the entry broke, in words.", True),
         Column("raw_json", "VARCHAR", "The entry as received, numbers exact.", True),
+        *QUARANTINE_IDENTITY,
     ),
 )
+
+
+def quarantine_identity_sql() -> tuple[str, ...]:
+    """Names the rows of a warehouse older than the quarantine's identity, as a landing would.
+
+    Those rows were filed once per overlapping sync; of the copies of one received entry, the
+    latest sync's rows are kept, as the landing now keeps them, so an upgraded warehouse holds
+    what a fresh sync of the same days would.
+    """
+    columns = ", ".join(c.name for c in QUARANTINE.columns)
+    kept = (
+        "(SELECT * FROM quarantine_before_identity QUALIFY run_id = arg_max(run_id, "
+        f"quarantined_at) OVER (PARTITION BY account, {QUARANTINE_FINGERPRINT_SQL}))"
+    )
+    return (
+        "CREATE TEMP TABLE quarantine_before_identity AS "
+        "SELECT * EXCLUDE (fingerprint, occurrence, quarantine_id) FROM quarantine",
+        "DELETE FROM quarantine",
+        f"INSERT INTO quarantine ({columns}) SELECT {columns} "
+        f"FROM ({quarantine_identified_sql(kept)})",
+        "DROP TABLE quarantine_before_identity",
+    )
+
 
 SYNC_RUNS = Table(
     "sync_runs",

@@ -7,6 +7,7 @@ sees the old copy or the new one, never half.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -24,17 +25,44 @@ def default_analyst_copy(path: Path) -> Path:
 def publish_analyst_copy(path: Path, target: Path, lock_timeout_s: float) -> Path:
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path} to publish")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _sweep_partials(target)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
-        shutil.copyfile(path, partial)
-    with open(partial, "rb+") as handle:
-        os.fsync(handle.fileno())
-    failpoint("publish")
-    os.replace(partial, target)
-    _fsync_dir(target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_partials(target)
+        _copy_then_rename(path, partial, target, lock_timeout_s)
+    except OSError as exc:
+        raise WarehouseError(_failure(target, partial, exc)) from None
     return target
+
+
+def _copy_then_rename(path: Path, partial: Path, target: Path, lock_timeout_s: float) -> None:
+    """Whatever stops the copy (a full disk, an interrupt) removes its partial file at once.
+
+    Left for the next sync's sweep, a partial copy as large as the warehouse holds the space it
+    ran out of, and a disk that is full stays full: the next sync fails before it publishes.
+    """
+    try:
+        with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
+            shutil.copyfile(path, partial)
+        with open(partial, "rb+") as handle:
+            os.fsync(handle.fileno())
+        failpoint("publish")
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def _failure(target: Path, partial: Path, exc: OSError) -> str:
+    """One line naming the file: an OSError raised on a descriptor (a write that found the disk
+    full) names none, and ``[Errno 28] No space left on device`` alone says not where."""
+    where = exc.filename if exc.filename is not None else partial
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = f" [Errno {exc.errno}]" if exc.errno is not None else ""
+    line = f"cannot publish the analyst copy {target}: {reason}{code} at {where}"
+    return line.replace("\r", "\\r").replace("\n", "\\n")  # one line whatever a path holds
 
 
 def _sweep_partials(target: Path) -> None:

@@ -19,7 +19,13 @@ from pipelines.warehouse.finding_tables import (
     HIDDEN_MOVEMENTS,
     LEDGER_HISTORY,
 )
-from pipelines.warehouse.ledger_tables import LEDGER_ENTRIES, QUARANTINE, SYNC_RUNS
+from pipelines.warehouse.ledger_tables import (
+    LEDGER_ENTRIES,
+    QUARANTINE,
+    QUARANTINE_IDENTITY,
+    SYNC_RUNS,
+    quarantine_identity_sql,
+)
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
     BREAK_PLACEMENT,
@@ -111,6 +117,17 @@ MIGRATIONS: list[Migration] = [
                 for t in (BALANCE_BREAKS, DAILY_BALANCE, RECONCILIATION_RUNS)
                 for s in t.comment_sql()
             ),
+        ),
+    ),
+    # Overlapping syncs filed a rejected entry once per window start: the quarantine gets the
+    # ledger's exactly-once identity, and older rows are named and deduplicated the same way.
+    Migration(
+        7,
+        "quarantine: one identity per received entry, exactly once across overlapping syncs",
+        statements=(
+            *(QUARANTINE.add_column_sql(c) for c in QUARANTINE_IDENTITY),
+            *quarantine_identity_sql(),
+            *QUARANTINE.comment_sql(),
         ),
     ),
 ]
