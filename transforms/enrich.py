@@ -1,9 +1,9 @@
 """The ledger with the context it happened in: the subscription then, the campaign's name.
 
 Snapshots are taken when creditlens syncs, not when entries happen, so an entry takes the latest
-snapshot fetched at or before its createdAt. Entries older than the first snapshot take the first
-one (the best knowledge there is) and say so in `subscription_backfilled`, so a report can show
-that the plan before the first sync is assumed, not observed.
+snapshot fetched at or before its createdAt. Before the first snapshot the plan is unknown: the
+first snapshot's plan carried back would hide a plan change made before the first sync, so those
+entries get null plan and status and say so in `subscription_backfilled`.
 """
 
 from __future__ import annotations
@@ -44,17 +44,7 @@ def ledger_enriched(
         .drop_nulls("__at")
         .sort("__at")
     )
-    earliest = (
-        snapshots.sort("account", "__at")
-        .group_by("account", maintain_order=True)
-        .first()
-        .select(
-            "account",
-            pl.col("plan").alias("__first_plan"),
-            pl.col("status").alias("__first_status"),
-            pl.lit(True).alias("__has_snapshot"),
-        )
-    )
+    earliest = snapshots.select("account").unique().with_columns(__has_snapshot=pl.lit(True))
     as_of = entries.sort("__at").join_asof(
         snapshots, on="__at", by="account", strategy="backward", check_sortedness=False
     )
@@ -65,8 +55,8 @@ def ledger_enriched(
     found = (
         as_of.join(earliest, on="account", how="left")
         .with_columns(
-            plan=pl.when(observed).then(pl.col("plan")).otherwise(pl.col("__first_plan")),
-            status=pl.when(observed).then(pl.col("status")).otherwise(pl.col("__first_status")),
+            plan=pl.when(observed).then(pl.col("plan")),
+            status=pl.when(observed).then(pl.col("status")),
             subscription_backfilled=~observed & pl.col("__has_snapshot").fill_null(False),
         )
         .join(names, on=["account", "campaign_id"], how="left")

@@ -19,6 +19,7 @@ ENRICHED_COLUMNS = [
     "account", "entry_id", "chain_position", "created_at", "entry_type", "category",
     "amount", "signed_amount", "balance_before", "balance_after", "description", "channel",
     "agent_id", "campaign_id", "campaign_name", "plan", "status", "subscription_backfilled",
+    "entry_day", "entry_month",
 ]  # fmt: skip
 
 
@@ -56,7 +57,12 @@ def enriched_rows(
     return (
         ledger_enriched(ordered, subscriptions, campaigns)
         .join(meanings, on="entry_type", how="left", nulls_equal=True)
-        .with_columns((pl.col("chain_position") - 1).alias("chain_position"))
+        .with_columns(
+            (pl.col("chain_position") - 1).alias("chain_position"),
+            # created_at is UTC-typed, so its date and month are UTC's, whoever reads them.
+            pl.col("created_at").dt.date().alias("entry_day"),
+            pl.col("created_at").dt.truncate("1mo").dt.date().alias("entry_month"),
+        )
         .select(ENRICHED_COLUMNS)
     )
 

@@ -60,6 +60,13 @@ MOVEMENTS = (
     "closing",
 )
 
+# Added by migration 8: the UTC day and month, so no analyst's grouping follows a session's
+# time zone.
+ENRICHED_DAYS = (
+    Column("entry_day", "DATE", "UTC day of created_at."),
+    Column("entry_month", "DATE", "First day of the UTC month of created_at."),
+)
+
 # Added by migration 6 (after the columns above): every placement counted, gross and net.
 RUN_FINDINGS = (
     Column("hidden_movements", "INTEGER", "Movements of every placement (hidden_movements)."),
@@ -220,9 +227,11 @@ LEDGER_ENRICHED = Table(
         Column(
             "subscription_backfilled",
             "BOOLEAN",
-            "True when createdAt precedes the first subscription snapshot, whose plan and "
-            "status then stand in for the unknown past.",
+            "True when createdAt precedes the first subscription snapshot: plan and status are "
+            "then unknown (null), never the first snapshot's plan carried back (since version "
+            "8).",
         ),
+        *ENRICHED_DAYS,
     ),
     since=3,
 )

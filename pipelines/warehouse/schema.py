@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipelines.warehouse.analyst_tables import (
+    CONSUMPTION,
+    CONSUMPTION_DAILY,
+    STATEMENT_LINES,
+    utc_day,
+    utc_month,
+)
 from pipelines.warehouse.audit_tables import KEY_AUDIT, KEY_AUDIT_FINDINGS
 from pipelines.warehouse.finding_tables import (
     BREAK_ACKNOWLEDGEMENTS,
@@ -30,6 +37,7 @@ from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
     BREAK_PLACEMENT,
     DAILY_BALANCE,
+    ENRICHED_DAYS,
     LEDGER_ENRICHED,
     MONTHLY_STATEMENT,
     RECONCILIATION_RUNS,
@@ -128,6 +136,21 @@ MIGRATIONS: list[Migration] = [
             *(QUARANTINE.add_column_sql(c) for c in QUARANTINE_IDENTITY),
             *quarantine_identity_sql(),
             *QUARANTINE.comment_sql(),
+        ),
+    ),
+    # Analysts' first queries gave wrong answers (negative usage, a session-time-zone month, the
+    # first plan carried back to days before it was seen): views that say the answer once.
+    Migration(
+        8,
+        "analyst views: consumption, consumption_daily, statement_lines; UTC days; plans unknown "
+        "before the first snapshot",
+        (CONSUMPTION, CONSUMPTION_DAILY, STATEMENT_LINES),
+        statements=(
+            *(LEDGER_ENRICHED.add_column_sql(c) for c in ENRICHED_DAYS),
+            f"UPDATE ledger_enriched SET entry_day = {utc_day('created_at')}, "
+            f"entry_month = {utc_month('created_at')}",
+            "UPDATE ledger_enriched SET plan = NULL, status = NULL WHERE subscription_backfilled",
+            *LEDGER_ENRICHED.comment_sql(),
         ),
     ),
 ]

@@ -198,7 +198,7 @@ def test_enriched_ledger_follows_the_subscription_in_force(
         "GROUP BY ALL ORDER BY ALL",
     )
     plans = {(plan, backfilled) for plan, backfilled, _ in rows}
-    assert ("Growth", True) in plans  # before the first snapshot: the earliest stands in
+    assert (None, True) in plans  # before the first snapshot the plan is unknown
     assert ("Scale", False) in plans  # after the upgrade was observed
     names = table(
         settings.warehouse,

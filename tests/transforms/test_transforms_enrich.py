@@ -44,7 +44,7 @@ def test_subscription_as_of_each_entry_with_backfill_flag() -> None:
     assert enriched["entry_id"].to_list() == ledger["entry_id"].to_list()
     rows = {r["entry_id"]: r for r in enriched.iter_rows(named=True)}
     expected = {
-        "acme-00000": ("Starter", True),
+        "acme-00000": (None, True),  # before the first snapshot: unknown, not carried back
         "acme-00001": ("Starter", False),
         "acme-00002": ("Starter", False),
         "acme-00003": ("Growth", False),

@@ -1,0 +1,150 @@
+"""README's analyst cookbook, run as written against a synced warehouse.
+
+Each query's result is checked against the simulator's own figures, computed here from its
+ground truth, so the README cannot drift from the schema nor the views from the truth; the
+UTC-day queries give the same answer whatever the session's time zone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.cli.sync_command import run_sync
+from pipelines.settings import Settings
+from tests.conftest import Simulated
+from transforms.entry_type import category_of
+
+ROOT = Path(__file__).resolve().parents[2]
+Start = Callable[..., Simulated]
+Env = Callable[..., Settings]
+
+
+def cookbook() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Analyst cookbook", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sql\n(.*?)```", section, flags=re.S)
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """The `hidden_movements` company, synced once for every query (module-scoped)."""
+    from simulator import Simulator, serve
+
+    sim = Simulator("hidden_movements", seed=0)
+    company = sim.companies[0].name
+    path = tmp_path_factory.mktemp("cookbook") / "warehouse.duckdb"
+    mp = pytest.MonkeyPatch()
+    with serve(sim) as server:
+        for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
+            mp.delenv(name)
+        mp.setenv("CREDITLENS_BASE_URL", server.url)
+        mp.setenv("CREDITLENS_API_KEY", "demo-key")
+        mp.setenv("CREDITLENS_ACCOUNT", company)
+        mp.setenv("CREDITLENS_WAREHOUSE", str(path))
+        mp.delenv("DAGSTER_HOME", raising=False)
+        run_sync(Settings.from_env(), None, None)
+    mp.undo()
+    return Settings(warehouse=path).open_warehouse().analyst_copy, sim.truth(company)
+
+
+def run(path: Path, sql: str, time_zone: str = "UTC") -> list[tuple]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        con.execute(f"SET TimeZone = '{time_zone}'")
+        return con.execute(sql).fetchall()
+
+
+def net_usage(entry: dict) -> Decimal:
+    category = category_of(entry["type"])
+    return -entry["signedAmount"] if category in ("debit", "refund") else Decimal(0)
+
+
+def utc_month(moment: datetime) -> date:
+    return moment.astimezone(UTC).date().replace(day=1)
+
+
+def test_the_cookbook_has_its_queries() -> None:
+    assert len(cookbook()) == 6
+
+
+def test_consumption_per_agent_last_month(synced: tuple[Path, object]) -> None:
+    path, truth = synced
+    query = cookbook()[0]
+    today = datetime.now(UTC).date().replace(day=1)
+    last = (today - timedelta(days=1)).replace(day=1)
+    expected: dict[str | None, Decimal] = defaultdict(Decimal)
+    for e in truth.entries:
+        if category_of(e["type"]) in ("debit", "refund") and utc_month(e["createdAt"]) == last:
+            expected[e["agentId"]] += net_usage(e)
+    rows = run(path, query)
+    assert {agent: credits for _, agent, credits in rows} == dict(expected)
+    assert all(credits > 0 for *_, credits in rows)  # usage is positive, grants are not in it
+    assert run(path, query, "America/Los_Angeles") == rows
+
+
+def test_top_campaigns_this_year_with_names(synced: tuple[Path, object]) -> None:
+    path, truth = synced
+    year = datetime.now(UTC).year
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    for e in truth.entries:
+        if e["campaignId"] and e["createdAt"].astimezone(UTC).year == year:
+            totals[e["campaignId"]] += net_usage(e)
+    rows = run(path, cookbook()[1])
+    assert [(c, credits) for _, c, _, credits in rows] == sorted(
+        totals.items(), key=lambda item: -item[1]
+    )[:10]
+    assert all(name for _, _, name, _ in rows)
+
+
+def test_daily_balance_for_thirty_days(synced: tuple[Path, object]) -> None:
+    path, truth = synced
+    rows = run(path, cookbook()[2])
+    closing: dict[date, Decimal] = {}
+    for e in truth.entries:
+        closing[e["createdAt"].astimezone(UTC).date()] = e["balanceAfter"]
+    assert 20 <= len(rows) <= 30
+    today = datetime.now(UTC).date()
+    for _, day, _, close, _ in rows:
+        # The platform's balance closes today: the movement after the last entry is in it.
+        assert close == (truth.balance if day == today else closing[day]), day
+
+
+def test_every_hidden_movement(synced: tuple[Path, object]) -> None:
+    path, truth = synced
+    rows = run(path, cookbook()[3])
+    assert sorted(row[4] for row in rows) == sorted(m.gap for m in truth.hidden_movements)
+    assert not any(acknowledged for *_, acknowledged, _ in rows)
+
+
+def test_entries_per_channel_per_month(synced: tuple[Path, object]) -> None:
+    path, truth = synced
+    expected = Counter((utc_month(e["createdAt"]), e["channel"]) for e in truth.entries)
+    rows = run(path, cookbook()[4])
+    assert {(month, channel): n for _, month, channel, n in rows} == dict(expected)
+    assert run(path, cookbook()[4], "Pacific/Kiritimati") == rows
+
+
+def test_statement_lines_add_up_to_the_statement(synced: tuple[Path, object]) -> None:
+    path, _ = synced
+    lines = run(path, cookbook()[5])
+    per_category: dict[tuple[date, str], Decimal] = defaultdict(Decimal)
+    for _, month, category, _, amount, _ in lines:
+        per_category[(month, category)] += amount
+    columns = {"debit": 2, "credit": 3, "refund": 4, "adjustment": 5, "other": 6}
+    for row in run(
+        path,
+        "SELECT month, opening, debits, credits, refunds, adjustments, other FROM "
+        "monthly_statement",
+    ):
+        for category, index in columns.items():
+            assert per_category.get((row[0], category), Decimal(0)) == row[index], row
+    types = {(category, entry_type) for _, _, category, entry_type, _, _ in lines}
+    assert ("other", "Expiry") in types  # an Expiry is a line of its own, not lumped
