@@ -82,12 +82,14 @@ FROM gen
 """
 
 _ENRICHED = f"""
-INSERT INTO ledger_enriched
+INSERT INTO ledger_chain
 SELECT '{ACCOUNT}', 'e' || chain_position || '-1', chain_position, created_at, entry_type,
-  category, amount, amount, balance_after - amount, balance_after, 'Generated <entry>',
+  category, amount, amount, balance_after - amount, balance_after,
   CASE WHEN agent IS NULL THEN NULL ELSE channel END, agent,
   CASE WHEN agent IS NULL THEN NULL ELSE campaign_id END,
-  CASE WHEN agent IS NULL THEN NULL ELSE 'Campaign ' || campaign_id END, 'Scale', 'Active', false
+  CASE WHEN agent IS NULL THEN NULL ELSE 'Campaign ' || campaign_id END, 'Scale', 'Active', false,
+  CAST(timezone('UTC', created_at) AS DATE),
+  CAST(date_trunc('month', timezone('UTC', created_at)) AS DATE)
 FROM gen
 """
 

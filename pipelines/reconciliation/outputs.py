@@ -17,7 +17,7 @@ from transforms.entry_type import EntryTypeRules, type_meanings
 
 ENRICHED_COLUMNS = [
     "account", "entry_id", "chain_position", "created_at", "entry_type", "category",
-    "amount", "signed_amount", "balance_before", "balance_after", "description", "channel",
+    "amount", "signed_amount", "balance_before", "balance_after", "channel",
     "agent_id", "campaign_id", "campaign_name", "plan", "status", "subscription_backfilled",
     "entry_day", "entry_month",
 ]  # fmt: skip
@@ -52,7 +52,8 @@ def enriched_rows(
     campaigns: pl.DataFrame,
     rules: EntryTypeRules,
 ) -> pl.DataFrame:
-    """`ledger_enriched` rows: category, plan and campaign name; chain_position 0-based."""
+    """`ledger_chain` rows (the enriched ledger but its descriptions): category, plan and
+    campaign name; chain_position 0-based."""
     meanings = type_meanings(ordered["entry_type"], rules).select("entry_type", "category")
     return (
         ledger_enriched(ordered, subscriptions, campaigns)

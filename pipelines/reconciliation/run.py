@@ -56,7 +56,7 @@ from transforms.micros import decimal_to_micros
 from transforms.normalize import SIGN_CONVENTIONS, SignConvention, SignInference
 from transforms.opening import compare_opening, ledger_start
 
-DERIVED_TABLES = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
+DERIVED_TABLES = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_chain")
 # DuckDB's buffers while reconciling: blocks read and rows written in the open transaction are
 # kept up to this, then spill to the file. At 1M entries 64MB peaks ~60 MB below 128MB.
 DUCKDB_MEMORY_LIMIT = "64MB"
@@ -328,7 +328,7 @@ def _reconcile_slice(
     out.insert("daily_balance", daily)
     context = shared.context
     out.insert(
-        "ledger_enriched",
+        "ledger_chain",
         enriched_rows(ordered, context.subscriptions, context.campaigns, rules),
     )
     reported = shared.context.breakdown

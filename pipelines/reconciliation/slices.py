@@ -20,9 +20,11 @@ import polars as pl
 
 SLICE_ENTRIES = 100_000
 
+# Only what the rules read: descriptions can be 100 KB each, and DuckDB decompresses a stored
+# vector of such text whole, which alone would exceed the reconciliation's memory bound.
 LEDGER_COLUMNS = (
-    "account, entry_id, created_at, entry_type, amount, description, has_description, "
-    "channel, agent_id, campaign_id, balance_after"
+    "account, entry_id, created_at, entry_type, amount, channel, agent_id, campaign_id, "
+    "balance_after"
 )
 
 # Entries per UTC day, and how many share the day's last createdAt. Grouping by day only, then

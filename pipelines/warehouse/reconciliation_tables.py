@@ -205,12 +205,11 @@ MONTHLY_STATEMENT = Table(
     since=3,
 )
 
-LEDGER_ENRICHED = Table(
-    "ledger_enriched",
-    "Every landed entry in chain order with its signed amount and category, joined as of its "
-    "createdAt with the subscription snapshot in force then and with its campaign's name. "
-    "Rebuilt by each reconciliation.",
-    (
+
+def _enriched_columns(*, description: bool) -> tuple[Column, ...]:
+    texts = (DESCRIPTION, CHANNEL, AGENT_ID, CAMPAIGN_ID) if description else (
+        CHANNEL, AGENT_ID, CAMPAIGN_ID)  # fmt: skip
+    return (
         ACCOUNT,
         Column("entry_id", "VARCHAR", "ledger_entries.entry_id.", True),
         Column("chain_position", "BIGINT", "Position in the balance chain (0-based).", True),
@@ -221,7 +220,7 @@ LEDGER_ENRICHED = Table(
         money_column("signed_amount", "amount with the sign of its effect on the balance."),
         money_column("balance_before", "balance_after - signed_amount."),
         _carried(BALANCE_AFTER),
-        *(_carried(f) for f in (DESCRIPTION, CHANNEL, AGENT_ID, CAMPAIGN_ID)),
+        *(_carried(f) for f in texts),
         Column("campaign_name", "VARCHAR", "Name from the latest campaigns snapshot."),
         *(_in_force(term) for term in SUBSCRIPTION_TERMS),
         Column(
@@ -232,8 +231,45 @@ LEDGER_ENRICHED = Table(
             "8).",
         ),
         *ENRICHED_DAYS,
+    )
+
+
+_ENRICHED_DOC = (
+    "Every landed entry in chain order with its signed amount and category, joined as of its "
+    "createdAt with the subscription snapshot in force then and with its campaign's name. "
+    "Rebuilt by each reconciliation."
+)
+
+# Until version 9 the enriched ledger was a table carrying each entry's description: a copy
+# that reconciliation had to read and write under its memory bound, which 100 KB descriptions
+# broke. Migrations 3 and 8 still build and alter that table; 9 turns it into the view below.
+LEDGER_ENRICHED_TABLE = Table(
+    "ledger_enriched", _ENRICHED_DOC, _enriched_columns(description=True), since=3
+)
+
+LEDGER_CHAIN = Table(
+    "ledger_chain",
+    "What reconciliation derives per entry (ledger_enriched without the entry's description, "
+    "which stays in ledger_entries only). Query ledger_enriched instead.",
+    _enriched_columns(description=False),
+    since=9,
+)
+
+_ENRICHED_VIEW_COLUMNS = _enriched_columns(description=True)
+LEDGER_ENRICHED = Table(
+    "ledger_enriched",
+    _ENRICHED_DOC,
+    _ENRICHED_VIEW_COLUMNS,
+    kind="view",
+    view_sql=(
+        "SELECT "
+        + ", ".join(
+            "e.description" if c.name == "description" else f"c.{c.name}"
+            for c in _ENRICHED_VIEW_COLUMNS
+        )
+        + " FROM ledger_chain c JOIN ledger_entries e USING (account, entry_id)"
     ),
-    since=3,
+    since=9,
 )
 
 RECONCILIATION_RUNS = Table(

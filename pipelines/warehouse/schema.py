@@ -38,7 +38,9 @@ from pipelines.warehouse.reconciliation_tables import (
     BREAK_PLACEMENT,
     DAILY_BALANCE,
     ENRICHED_DAYS,
+    LEDGER_CHAIN,
     LEDGER_ENRICHED,
+    LEDGER_ENRICHED_TABLE,
     MONTHLY_STATEMENT,
     RECONCILIATION_RUNS,
     RUN_FINDINGS,
@@ -98,7 +100,13 @@ MIGRATIONS: list[Migration] = [
     Migration(
         3,
         "reconciliation: breaks, daily balance, monthly statement, enriched ledger",
-        (BALANCE_BREAKS, DAILY_BALANCE, MONTHLY_STATEMENT, LEDGER_ENRICHED, RECONCILIATION_RUNS),
+        (
+            BALANCE_BREAKS,
+            DAILY_BALANCE,
+            MONTHLY_STATEMENT,
+            LEDGER_ENRICHED_TABLE,
+            RECONCILIATION_RUNS,
+        ),
     ),
     # The view's sums had DuckDB's widened types (DECIMAL(38,6), HUGEINT), not the documented
     # DECIMAL(18,6) and BIGINT; warehouses made before this re-create it with the casts.
@@ -146,21 +154,35 @@ MIGRATIONS: list[Migration] = [
         "before the first snapshot",
         (CONSUMPTION, CONSUMPTION_DAILY, STATEMENT_LINES),
         statements=(
-            *(LEDGER_ENRICHED.add_column_sql(c) for c in ENRICHED_DAYS),
+            *(LEDGER_ENRICHED_TABLE.add_column_sql(c) for c in ENRICHED_DAYS),
             f"UPDATE ledger_enriched SET entry_day = {utc_day('created_at')}, "
             f"entry_month = {utc_month('created_at')}",
             "UPDATE ledger_enriched SET plan = NULL, status = NULL WHERE subscription_backfilled",
-            *LEDGER_ENRICHED.comment_sql(),
+            *LEDGER_ENRICHED_TABLE.comment_sql(),
+        ),
+    ),
+    # 100 KB descriptions ran reconciliation out of its memory bound: it no longer reads or
+    # copies them; the enriched ledger becomes a view that joins them from ledger_entries.
+    Migration(
+        9,
+        "ledger_enriched becomes a view over ledger_chain: descriptions stay in ledger_entries",
+        (LEDGER_CHAIN, LEDGER_ENRICHED),
+        statements=(
+            "ALTER TABLE ledger_enriched RENAME TO ledger_chain",
+            "ALTER TABLE ledger_chain DROP COLUMN description",
         ),
     ),
 ]
 
 
 def all_tables() -> list[Table]:
-    tables = [SCHEMA_VERSION]
+    """Every table and view as it is now: a later migration's definition of a name replaces an
+    earlier one (in the first one's place)."""
+    tables: dict[str, Table] = {SCHEMA_VERSION.name: SCHEMA_VERSION}
     for migration in MIGRATIONS:
-        tables.extend(migration.tables)
-    return tables
+        for table in migration.tables:
+            tables[table.name] = table
+    return list(tables.values())
 
 
 def latest_version() -> int:

@@ -290,8 +290,12 @@ def test_page_size_follows_days_and_values_not_entries(built: Built, tmp_path: P
     warehouse = _copy(built, tmp_path)
     con = duckdb.connect(str(warehouse))
     con.execute(
-        "INSERT INTO ledger_enriched SELECT e.* REPLACE (entry_id || '-copy' || i AS entry_id, "
-        "chain_position + i * 1000000 AS chain_position) FROM ledger_enriched e, range(1, 10) t(i)"
+        "INSERT INTO ledger_entries SELECT e.* REPLACE (entry_id || '-copy' || i AS entry_id) "
+        "FROM ledger_entries e, range(1, 10) t(i)"
+    )
+    con.execute(
+        "INSERT INTO ledger_chain SELECT c.* REPLACE (entry_id || '-copy' || i AS entry_id, "
+        "chain_position + i * 1000000 AS chain_position) FROM ledger_chain c, range(1, 10) t(i)"
     )
     con.close()
     bigger = build_site(warehouse, tmp_path / "site", account=MAIN)

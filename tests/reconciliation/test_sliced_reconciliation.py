@@ -443,7 +443,7 @@ def test_a_failed_reconciliation_leaves_the_previous_results(warehouse: Warehous
     with (
         pytest.raises(RuntimeError),
         warehouse.replacing_for_account(
-            account, ("balance_breaks", "daily_balance", "ledger_enriched")
+            account, ("balance_breaks", "daily_balance", "ledger_chain")
         ) as out,
     ):
         assert (
