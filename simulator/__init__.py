@@ -8,6 +8,7 @@ from simulator.clock import Clock
 from simulator.core import Simulator
 from simulator.faults import FAULT_KINDS, Fault, Faults
 from simulator.keys import ApiKey, CompanyInfo, fingerprint
+from simulator.network import Network, NetworkSpec
 from simulator.scenario import (
     BreakdownMismatchSpec,
     CompanySpec,
@@ -20,6 +21,7 @@ from simulator.scenario import (
     SubscriptionChange,
 )
 from simulator.server import ServerHandle, serve
+from simulator.traffic import Traffic, TrafficCount
 from simulator.truth import BreakdownMismatch, GroundTruth, HiddenMovement
 
 __all__ = [
@@ -37,12 +39,16 @@ __all__ = [
     "HiddenMovement",
     "HiddenMovementSpec",
     "KeySpec",
+    "Network",
+    "NetworkSpec",
     "PlanSpec",
     "Scenario",
     "SchemaDrift",
     "ServerHandle",
     "Simulator",
     "SubscriptionChange",
+    "Traffic",
+    "TrafficCount",
     "fingerprint",
     "serve",
 ]

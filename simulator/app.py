@@ -1,4 +1,4 @@
-"""The ASGI app: five read endpoints behind X-Api-Key, /openapi.json, and fault injection.
+"""The ASGI app: five read endpoints behind X-Api-Key, /openapi.json, faults and network.
 
 Endpoints are raw ASGI callables under Starlette's router: the ledger is the hot path and answers
 with bytes joined from pre-serialized entries, without building a Request object.
@@ -20,8 +20,9 @@ from starlette.types import Receive, Scope, Send
 
 from simulator.faults import Fault
 from simulator.keys import ApiKey
-from simulator.problems import problem
+from simulator.problems import problem, too_many_requests
 from simulator.ranges import QueryError, parse_ledger_query
+from simulator.traffic import NO_RESPONSE
 from simulator.wire import dumps
 
 if TYPE_CHECKING:
@@ -135,12 +136,7 @@ async def _faulted(
 ) -> Response:
     kind = fault.kind
     if kind == "429":
-        return problem(
-            429,
-            f"Rate limit exceeded; retry after {fault.retry_after} seconds.",
-            path,
-            headers={"Retry-After": str(fault.retry_after)},
-        )
+        return too_many_requests(path, fault.retry_after)
     if kind in ("500", "502", "503"):
         headers = {"Retry-After": str(fault.retry_after)} if kind == "503" else None
         return problem(int(kind), "The service failed to answer; try again.", path, headers)
@@ -167,33 +163,86 @@ async def _faulted(
 
 
 class Endpoint:
-    """A raw ASGI endpoint: faults first, then the handler; bytes go out without a Response."""
+    """A raw ASGI endpoint: network, faults, then the handler; bytes go out without a Response.
 
-    def __init__(self, sim: Simulator, path: str, handler: Handler, faulty: bool = True) -> None:
+    The network's latency is one round trip, half before the request "arrives" (so the rate
+    limiter sees arrival times) and half on the way back; both halves are `asyncio.sleep`, so
+    concurrent requests overlap instead of queueing. Auth comes before the limiter: a missing,
+    unknown or revoked key is answered as before (401) and never touches a bucket, so a client
+    with a bad key learns that rather than being told to wait. A refused request is answered
+    with the same 429 as the "429" fault and consumes no fault. `limited=False` (the OpenAPI
+    document, which needs no key) skips the limiter but not the latency: it is a round trip too.
+    """
+
+    def __init__(
+        self,
+        sim: Simulator,
+        path: str,
+        handler: Handler,
+        faulty: bool = True,
+        limited: bool = True,
+    ) -> None:
         self.sim = sim
         self.path = path
         self.handler = handler
         self.faulty = faulty
+        self.limited = limited
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         call = Call(scope)
-        fault = self.sim.faults.pick(self.path, call.query) if self.faulty else None
+        sim = self.sim
+        network = sim.network
+        key = sim.authenticate(call.secret) if call.secret else None
+        half_trip = network.latency_s() / 2 if network.has_latency else 0.0
+        if half_trip:
+            await asyncio.sleep(half_trip)
+        extra_headers: list[tuple[bytes, bytes]] = []
+        if self.limited and key is not None and not key.revoked:
+            admission = network.admit(key.secret)
+            if admission is not None:
+                if network.rate_limit_headers:
+                    extra_headers = admission.header_pairs()
+                if not admission.allowed:
+                    sim.traffic.record(key, 429, rate_limited=True)
+                    refused = too_many_requests(self.path, admission.retry_after_s)
+                    await _send(refused, extra_headers, half_trip, scope, receive, send)
+                    return
+        fault = sim.faults.pick(self.path, call.query) if self.faulty else None
         if fault is not None:
-            response = await _faulted(self.sim, fault, call, receive, self.path, self.handler)
-            await response(scope, receive, send)
-            return
-        result = self.handler(call)
-        if isinstance(result, bytes):
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [_JSON_HEADER, (b"content-length", str(len(result)).encode())],
-                }
+            result: Response | bytes = await _faulted(
+                sim, fault, call, receive, self.path, self.handler
             )
-            await send({"type": "http.response.body", "body": result})
-            return
-        await result(scope, receive, send)
+        else:
+            result = self.handler(call)
+        if isinstance(result, bytes):
+            status = 200
+        elif isinstance(result, ConnectionReset):
+            status = NO_RESPONSE
+        else:
+            status = result.status_code
+        sim.traffic.record(key, status)
+        await _send(result, extra_headers, half_trip, scope, receive, send)
+
+
+async def _send(
+    result: Response | bytes,
+    extra_headers: list[tuple[bytes, bytes]],
+    delay: float,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Answers after `delay` seconds (the way back); JSON bytes go out without a Response."""
+    if delay:
+        await asyncio.sleep(delay)
+    if isinstance(result, bytes):
+        headers = [_JSON_HEADER, (b"content-length", str(len(result)).encode()), *extra_headers]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": result})
+        return
+    if extra_headers:
+        result.raw_headers.extend(extra_headers)
+    await result(scope, receive, send)
 
 
 def build_app(sim: Simulator) -> Starlette:
@@ -224,7 +273,8 @@ def build_app(sim: Simulator) -> Starlette:
         return sim.openapi_bytes
 
     def route(path: str, handler: Handler, faulty: bool = True) -> Route:
-        return Route(path, Endpoint(sim, path, handler, faulty), methods=["GET"])
+        # The API proper is faulted and rate-limited; /openapi.json neither (it needs no key).
+        return Route(path, Endpoint(sim, path, handler, faulty, limited=faulty), methods=["GET"])
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

@@ -1,4 +1,5 @@
-"""The simulated platform: companies, keys, ledgers, snapshots, clock and faults in one object.
+"""The simulated platform: companies, keys, ledgers, snapshots, clock, faults and network in one
+object.
 
 All state changes (clock, page drift) and reads happen under one lock, so a test thread moving
 the clock never sees a half-generated day from the server thread.
@@ -19,6 +20,7 @@ from simulator.faults import Faults
 from simulator.keys import ApiKey, CompanyInfo, Scope, derive_secret
 from simulator.ledger import CompanyLedger, pending_from_spec
 from simulator.money import decimal_to_units, units_to_decimal
+from simulator.network import Network, NetworkSpec
 from simulator.profile import CompanyProfile, build_profile
 from simulator.ranges import LedgerQuery
 from simulator.scenario import Scenario
@@ -34,6 +36,7 @@ from simulator.snapshots import (
 )
 from simulator.subscription import SimulatedSubscription
 from simulator.timefmt import MS_PER_DAY, dt_to_ms, ms_to_dt, to_utc
+from simulator.traffic import Traffic
 from simulator.truth import BreakdownMismatch, GroundTruth, served_entries, served_movements
 from simulator.wire import dumps, entry_encoder, envelope_extra, page_bytes
 
@@ -47,6 +50,7 @@ class Simulator:
         seed: int = 0,
         now: datetime | None = None,
         demo_key: str | None = "demo-key",
+        network: NetworkSpec | None = None,
     ) -> None:
         if isinstance(scenario, str):
             scenario = Scenario.resolve(scenario)
@@ -58,6 +62,9 @@ class Simulator:
         self._lock = threading.RLock()
         self.faults = Faults()
         self.faults.configure(scenario.faults)
+        # `network` wins over the scenario's section; `sim.network.spec` is what is in force.
+        self.network = Network(network if network is not None else scenario.network, seed)
+        self.traffic = Traffic()
         self._unsigned = scenario.sign_convention == "unsigned"
         self._newest_first = scenario.entry_order == "newest_first"
         self._envelope_extra = envelope_extra(scenario.drift)

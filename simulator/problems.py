@@ -48,3 +48,16 @@ def problem(
         media_type=PROBLEM_MEDIA_TYPE,
         headers=headers,
     )
+
+
+def too_many_requests(
+    instance: str, retry_after: int, headers: dict[str, str] | None = None
+) -> Response:
+    """The simulator's one 429: the "429" fault and the rate limiter answer alike, so a client's
+    handling of one is its handling of the other."""
+    return problem(
+        429,
+        f"Rate limit exceeded; retry after {retry_after} seconds.",
+        instance,
+        headers={"Retry-After": str(retry_after), **(headers or {})},
+    )

@@ -15,6 +15,8 @@ from typing import Any, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from simulator.network import NetworkSpec
+
 DEFAULT_CHANNELS = ["Phone", "Chat", "SMS", "WhatsApp", "Email"]
 
 
@@ -230,6 +232,7 @@ class Scenario(_Model):
     drift: SchemaDrift = Field(default_factory=SchemaDrift)
     plans: dict[str, PlanSpec] = Field(default_factory=lambda: dict(DEFAULT_PLANS))
     faults: FaultsConfig = Field(default_factory=FaultsConfig)
+    network: NetworkSpec = Field(default_factory=NetworkSpec)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -18,6 +18,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from simulator.app import ABORT_EXTENSION
 from simulator.core import Simulator
+from simulator.network import NetworkSpec
 
 
 class AbortableHttpToolsProtocol(HttpToolsProtocol):
@@ -70,9 +71,19 @@ class ServerHandle:
 
 @contextmanager
 def serve(
-    sim: Simulator, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+    sim: Simulator,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    network: NetworkSpec | None = None,
 ) -> Iterator[ServerHandle]:
-    """Serves `sim` on a real socket until the block ends; port 0 picks a free port."""
+    """Serves `sim` on a real socket until the block ends; port 0 picks a free port.
+
+    `network`, when given, is put in force on `sim` (`sim.network.configure`) before the first
+    request and stays after the block: the conditions belong to the simulator, not the socket.
+    """
+    if network is not None:
+        sim.network.configure(network)
     sock = bind_socket(host, port)
     server = make_server(sim, log_level)
     thread = threading.Thread(
