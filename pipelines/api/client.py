@@ -9,23 +9,27 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
-from decimal import Decimal
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
 import httpx
 
+from pipelines.api.body import ACCEPT_ENCODING, read_capped
+from pipelines.api.deadline import Deadline, deadline_transport, request_deadline
 from pipelines.api.errors import (
     ApiError,
+    DeadlineExceeded,
     MalformedResponse,
     ProblemError,
+    RequestDeadlineExceeded,
     TransportFailure,
     problem_class,
 )
+from pipelines.api.json_text import JsonNumber
 from pipelines.api.redact import Redactor
 from pipelines.api.retry import Backoff, parse_retry_after
-from pipelines.api.settings import ApiSettings
+from pipelines.api.settings import ApiSettings, env_name
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +53,17 @@ class PlatformClient:
         self.requests_sent = 0
         self.retries = 0
         self._redactor = Redactor([settings.api_key.get_secret_value()])
+        limits = httpx.Limits(max_connections=max(4, settings.concurrency * 2))
         self._http = httpx.Client(
             base_url=settings.base_url,
-            headers={"X-Api-Key": settings.api_key.get_secret_value(), "User-Agent": USER_AGENT},
+            headers={
+                "X-Api-Key": settings.api_key.get_secret_value(),
+                "User-Agent": USER_AGENT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
             timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-            limits=httpx.Limits(max_connections=max(4, settings.concurrency * 2)),
-            transport=transport,
+            limits=limits,
+            transport=transport or deadline_transport(limits),
         )
 
     def __repr__(self) -> str:
@@ -80,52 +89,117 @@ class PlatformClient:
         """GET with retries; returns the body of a 2xx, raises an ApiError otherwise."""
         return self.get(path, params, lambda body: body)
 
-    def get(self, path: str, params: dict[str, Any] | None, parse: Callable[[bytes], T]) -> T:
-        """GET and parse, retrying both: a truncated or malformed body is as transient as a 503."""
+    def get(
+        self,
+        path: str,
+        params: dict[str, Any] | None,
+        parse: Callable[[bytes], T],
+        *,
+        deadline: Deadline | None = None,
+    ) -> T:
+        """GET and parse, retrying both: a truncated or malformed body is as transient as a 503.
+
+        ``deadline``: when the caller's whole task (a ledger window) must be done; no request
+        runs past it and no retry starts after it.
+        """
         attempt = 0
         while True:
             attempt += 1
             try:
-                return parse(self._get_once(path, params))
+                return parse(self._get_once(path, params, deadline))
             except ApiError as exc:
-                if not exc.retryable or attempt > self.settings.max_retries:
+                if not exc.retryable:
+                    raise
+                if deadline is not None and deadline.left() <= 0:
+                    raise DeadlineExceeded(deadline.message(exc)) from None
+                if attempt > self.settings.max_retries:
                     raise
                 retry_after = exc.retry_after if isinstance(exc, ProblemError) else None
                 wait = self._backoff.delay(attempt, retry_after)
+                if deadline is not None and wait >= deadline.left():
+                    raise DeadlineExceeded(deadline.message(exc)) from None
                 self.retries += 1
                 log.info("retrying %s after %s (attempt %d, %.2fs)", path, exc, attempt, wait)
                 self._sleep(wait)
 
-    def _get_once(self, path: str, params: dict[str, Any] | None) -> bytes:
+    def _get_once(
+        self, path: str, params: dict[str, Any] | None, deadline: Deadline | None = None
+    ) -> bytes:
         self.requests_sent += 1
-        try:
-            response = self._http.get(path, params=params)
-            body = response.read()
-        except httpx.TimeoutException:
-            raise TransportFailure(
-                f"GET {path} timed out after {self.settings.timeout_s:g}s"
-            ) from None
-        except httpx.TransportError as exc:
-            reason = type(exc).__name__
-            raise TransportFailure(
-                f"GET {path} failed: no response from {self.settings.base_url} ({reason})"
-            ) from None
+        at, cut = self._request_deadline(deadline)
+        with request_deadline(at) as bound:
+            try:
+                with self._http.stream("GET", path, params=params) as response:
+                    body = self._read(response, path, at, cut)
+            except httpx.TimeoutException:
+                if bound.reached:
+                    raise _deadline_error(path, cut) from None
+                raise TransportFailure(
+                    f"GET {path} timed out after {self.settings.timeout_s:g}s"
+                ) from None
+            except httpx.TransportError as exc:
+                reason = type(exc).__name__
+                raise TransportFailure(
+                    f"GET {path} failed: no response from {self.settings.base_url} ({reason})"
+                ) from None
         if response.is_success:
             return body
         raise problem_from_response(
             response.status_code, body, response.headers, path, self._redactor
         )
 
+    def _request_deadline(self, deadline: Deadline | None) -> tuple[float, str]:
+        """When a request starting now must be done, and how its error will say it was cut."""
+        seconds = self.settings.request_deadline_s
+        at = time.monotonic() + seconds
+        if deadline is not None and deadline.at < at:
+            return deadline.at, f"was cut off by the deadline of the {deadline.what}"
+        setting = env_name(ApiSettings, "request_deadline_s")
+        return at, f"did not complete within {seconds:g}s ({setting})"
+
+    def _read(self, response: httpx.Response, path: str, at: float, cut: str) -> bytes:
+        """The whole body, decompressed within the size cap, by the request's deadline (also
+        checked between chunks, for transports whose sockets are not ours)."""
+
+        def chunks() -> Iterator[bytes]:
+            for chunk in response.iter_raw():
+                if time.monotonic() > at:
+                    raise _deadline_error(path, cut)
+                yield chunk
+
+        encoding = response.headers.get("Content-Encoding", "")
+        cap = self.settings.max_response_bytes
+        setting = env_name(ApiSettings, "max_response_bytes")
+        return read_capped(chunks(), encoding, cap, path, setting)
+
     def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        """GET a JSON document, numbers parsed exactly (Decimal, never float)."""
+        """GET a JSON document, numbers kept exact (never float): see ``parse_exact_json``."""
         return self.get(path, params, lambda body: parse_exact_json(body, path))
 
 
+# An integer longer than this stays text: Python refuses to convert very long digit strings, and
+# no count or limit the API sends is near it.
+_LONGEST_INT = 100
+
+
+def _deadline_error(path: str, cut: str) -> RequestDeadlineExceeded:
+    return RequestDeadlineExceeded(f"GET {path} {cut}; the server sent too slowly or stopped")
+
+
 def parse_exact_json(body: bytes, path: str) -> Any:
+    """A JSON document with every fraction or exponent kept as its exact text (JsonNumber), and
+    integers as int unless absurdly long: the reader of a value decides what number it is (money
+    by pipelines/api/money.py's rule), so no value can fail or round the parse itself."""
     try:
-        return json.loads(body, parse_float=Decimal, parse_constant=_reject_constant)
+        return json.loads(
+            body, parse_float=JsonNumber, parse_int=_integer, parse_constant=_reject_constant
+        )
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedResponse(f"GET {path} returned a body that is not JSON: {exc}") from None
+
+
+def _integer(text: str) -> int | JsonNumber:
+    return int(text) if len(text) <= _LONGEST_INT else JsonNumber(text)
 
 
 def _reject_constant(name: str) -> Any:

@@ -113,6 +113,23 @@ class TransportFailure(ApiError):
     retryable = True
 
 
+class RequestDeadlineExceeded(TransportFailure):
+    """A response that did not arrive whole by the request's deadline, whatever the pace of its
+    bytes (a server trickling them keeps every single read within the timeout); retried."""
+
+
+class ResponseTooLarge(ApiError):
+    """A body beyond the size cap once decompressed (a gzip bomb); retried like a timeout, in
+    case it was a fault of the moment."""
+
+    retryable = True
+
+
+class DeadlineExceeded(ApiError):
+    """A ledger window not read by its own deadline, retries and re-reads included: more time
+    would not have settled it, so it is not retried."""
+
+
 class MalformedResponse(ApiError):
     """A 2xx whose body is not the JSON we can read (truncated, malformed, wrong envelope)."""
 

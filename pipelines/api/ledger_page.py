@@ -16,6 +16,7 @@ The envelope is checked here, because a page whose envelope lies cannot be trust
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -46,6 +47,7 @@ _MONEY = fields_of(Kind.MONEY)
 # What drift detection compares of an entry, by wire name (row_key) and by column (fast path).
 _KEY_FIELDS = (CREATED_AT, BALANCE_AFTER, AMOUNT, TYPE)
 _KEY_WIRES = tuple(f.wire for f in _KEY_FIELDS)
+_WIRES = tuple(f.wire for f in ENTRY_FIELDS)
 
 # Each kind as the fast path decodes it: amounts stay raw JSON text (never a float), and only a
 # page whose every value has exactly its documented JSON type gets through.
@@ -142,6 +144,31 @@ class LedgerPage:
     def raw(self, position: int) -> Any:
         """The entry as received, for the quarantine's raw JSON."""
         return self.data[position]
+
+    @property
+    def identity(self) -> bytes:
+        """A digest of every documented field of every entry, in order: two pages of one window
+        with the same identity are one page served twice (a server that ignores pageNumber),
+        not two pages of genuinely identical entries. Whichever decoder read the page, the same
+        entries give the same identity."""
+        if self._columns is not None:
+            by_column = {
+                CREATED_AT.column: self._columns.created,
+                HAS_DESCRIPTION.column: self._columns.flags,
+                **self._columns.strings,
+                **self._columns.money,
+            }
+            entries = list(zip(*(by_column[f.column] for f in ENTRY_FIELDS), strict=True))
+        else:
+            entries = [_entry_values(row) for row in self.data]
+        text = repr(entries).encode("utf-8", "backslashreplace")
+        return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def _entry_values(row: Any) -> tuple[Any, ...]:
+    if row.__class__ is not dict:
+        return ("<not an object>", repr(row))
+    return tuple(map(row.get, _WIRES))
 
 
 def _fast(body: bytes) -> LedgerPage | None:

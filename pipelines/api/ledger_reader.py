@@ -4,9 +4,12 @@ The API has no entry ids and no cursor: pages are offsets into a list that can m
 it (entries arriving, unstable order within ties). A window is accepted only when its pages agree
 with each other: the same ``total`` on every page and on a probe past the end, every page as full
 as ``total`` says, and, when rows repeat across a page boundary, a second read that sees the same
-rows (two genuinely identical entries look exactly like a shifted page). Otherwise the window is
-read again, a bounded number of times. Pages are yielded as they arrive, so memory stays bounded;
-a consumer drops what it staged for a window when it sees ``WindowRestart``.
+rows (two genuinely identical entries look exactly like a shifted page), and no page that repeats
+another entry for entry (a server ignoring pageNumber serves page 1 for page 2: its entries would
+land twice, as if identical, and the real page 2 never). Otherwise the window is read again, a
+bounded number of times. Pages are yielded as they arrive, so memory stays bounded; a consumer
+drops what it staged for a window when it sees ``WindowRestart``. A window, its retries and
+re-reads included, must be read by its deadline (``CREDITLENS_WINDOW_DEADLINE_S``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from datetime import date, timedelta
 from typing import Any
 
 from pipelines.api.client import PlatformClient
-from pipelines.api.errors import LedgerDriftError
+from pipelines.api.deadline import Deadline
+from pipelines.api.errors import DeadlineExceeded, LedgerDriftError
 from pipelines.api.ledger_page import LedgerPage, parse_ledger_page
+from pipelines.api.settings import ApiSettings, env_name
 from pipelines.api.windows import Window, split_windows
 
 log = logging.getLogger(__name__)
@@ -110,9 +115,16 @@ class LedgerReader:
 
     def read_window(self, window: Window) -> Iterator[ReadEvent]:
         attempts = self.settings.drift_retries + 1
+        deadline = Deadline.after(
+            self.settings.window_deadline_s,
+            f"ledger window {window}",
+            env_name(ApiSettings, "window_deadline_s"),
+        )
         for attempt in range(1, attempts + 1):
+            if deadline.left() <= 0:
+                raise DeadlineExceeded(deadline.message(f"after {attempt - 1} reads"))
             try:
-                pages, entries = yield from self._read_attempt(window, attempt)
+                pages, entries = yield from self._read_attempt(window, attempt, deadline)
             except _Drift as drift:
                 reason = str(drift)
             else:
@@ -129,7 +141,9 @@ class LedgerReader:
             f"ledger window {window} kept changing while it was read ({attempts} reads): {reason}"
         )
 
-    def _fetch(self, window: Window, page_number: int) -> LedgerPage:
+    def _fetch(
+        self, window: Window, page_number: int, deadline: Deadline | None = None
+    ) -> LedgerPage:
         start, end = window.query(self.settings.range_format)
         params = {
             self.settings.range_start_param: start,
@@ -139,20 +153,27 @@ class LedgerReader:
         }
         where = f"ledger window {window} page {page_number}"
         page = self.client.get(
-            TRANSACTIONS_PATH, params, lambda body: parse_ledger_page(body, where)
+            TRANSACTIONS_PATH,
+            params,
+            lambda body: parse_ledger_page(body, where),
+            deadline=deadline,
         )
         self.stats.pages += 1
         return page
 
-    def _read_attempt(self, window: Window, attempt: int) -> Iterator[ReadEvent]:
+    def _read_attempt(
+        self, window: Window, attempt: int, deadline: Deadline
+    ) -> Iterator[ReadEvent]:
         size = self.settings.page_size
-        first = self._fetch(window, 1)
+        first = self._fetch(window, 1, deadline)
         total = first.total
         page_count = math.ceil(total / size)
         entries = 0
         previous: tuple[int, list[Any]] = (0, [])
         # Pairs of adjacent pages sharing a row: a shifted page, or genuinely identical entries.
         suspects: list[tuple[int, list[Any], list[Any]]] = []
+        # Each page's identity, and the first page that had it: a digest each, not the entries.
+        seen: dict[bytes, int] = {}
 
         def check(page: LedgerPage, number: int) -> None:
             nonlocal previous, entries
@@ -161,6 +182,13 @@ class LedgerReader:
             expected = max(0, min(size, total - (number - 1) * size))
             if page.count != expected:
                 raise _Drift(f"page {number} has {page.count} entries, expected {expected}")
+            if page.count:
+                same = seen.setdefault(page.identity, number)
+                if same != number:
+                    raise _Drift(
+                        f"page {number} repeats page {same} entry for entry: the server served "
+                        "one page for another"
+                    )
             keys = page.keys
             if not set(previous[1]).isdisjoint(keys):
                 suspects.append((previous[0], previous[1], keys))
@@ -170,10 +198,10 @@ class LedgerReader:
         check(first, 1)
         yield PageRead(window, attempt, 1, first, total)
         if page_count > 1:
-            for number, page in self._fetch_many(window, range(2, page_count + 1)):
+            for number, page in self._fetch_many(window, range(2, page_count + 1), deadline):
                 check(page, number)
                 yield PageRead(window, attempt, number, page, total)
-        probe = self._fetch(window, page_count + 1)
+        probe = self._fetch(window, page_count + 1, deadline)
         if probe.total != total or probe.count:
             raise _Drift(
                 f"past the last page the ledger reports total {probe.total} "
@@ -182,7 +210,7 @@ class LedgerReader:
         for number, before, after in suspects:
             # Re-reading just the two pages tells the cases apart: identical entries come back
             # in the same places, a shift does not.
-            again = [self._fetch(window, n) for n in (number, number + 1)]
+            again = [self._fetch(window, n, deadline) for n in (number, number + 1)]
             if any(p.total != total for p in again) or [p.keys for p in again] != [
                 before,
                 after,
@@ -193,19 +221,21 @@ class LedgerReader:
                 )
         return page_count, entries
 
-    def _fetch_many(self, window: Window, numbers: range) -> Iterator[tuple[int, LedgerPage]]:
+    def _fetch_many(
+        self, window: Window, numbers: range, deadline: Deadline
+    ) -> Iterator[tuple[int, LedgerPage]]:
         """Pages in order, with up to ``concurrency`` requests in flight."""
         workers = self.settings.concurrency
         if workers <= 1:
             for number in numbers:
-                yield number, self._fetch(window, number)
+                yield number, self._fetch(window, number, deadline)
             return
         pending: list[tuple[int, Future[LedgerPage]]] = []
         todo = iter(numbers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ledger-page") as pool:
             try:
                 for number in todo:
-                    pending.append((number, pool.submit(self._fetch, window, number)))
+                    pending.append((number, pool.submit(self._fetch, window, number, deadline)))
                     if len(pending) >= workers * 2:
                         break
                 while pending:
@@ -213,7 +243,7 @@ class LedgerReader:
                     page = future.result()
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending.append((nxt, pool.submit(self._fetch, window, nxt)))
+                        pending.append((nxt, pool.submit(self._fetch, window, nxt, deadline)))
                     yield number, page
             finally:
                 for _, future in pending:

@@ -1,8 +1,9 @@
 """Every spelling of a key that must never leave memory.
 
-Used three times: the client scrubs the server's problem details (a server that echoes the key
-in an error must not make us print, raise or log it), the audit's scanner looks for these
-spellings in files, and the audit scrubs every outside text before it enters its report.
+Used three times: the client scrubs the server's problem details (a server that echoes the key,
+or a long slice of it, in an error must not make us print, raise or log it), the audit's scanner
+looks for these spellings in files, and the audit scrubs every outside text before it enters its
+report.
 """
 
 from __future__ import annotations
@@ -62,10 +63,17 @@ def _lower_hex(text: str) -> str:
 
 
 class Redactor:
-    """Scrubs every spelling of the audited keys from text we did not write ourselves."""
+    """Scrubs every spelling of the audited keys from text we did not write ourselves.
+
+    Whole spellings first, then any run of ``MIN_NEEDLE_CHARS`` or more consecutive characters
+    of one: a server that echoes the key minus its last characters (or any long slice of it)
+    would otherwise have us print most of it, which is as good as the key to a guesser.
+    """
 
     def __init__(self, keys: list[str] | None = None) -> None:
         self._values: list[str] = []
+        self._pieces: set[str] = set()
+        self._pieces_at: re.Pattern[str] | None = None
         for key in keys or []:
             self.add(key)
 
@@ -79,11 +87,39 @@ class Redactor:
             text = needle.value.decode("utf-8", errors="ignore")
             if text and text not in self._values:
                 self._values.append(text)
+            self._pieces.update(_pieces(text))
         # Longest first, so a spelling containing another is replaced whole.
         self._values.sort(key=len, reverse=True)
+        if self._pieces:
+            # A lookahead matches at every position where a piece starts, overlaps included.
+            alternatives = "|".join(map(re.escape, sorted(self._pieces)))
+            self._pieces_at = re.compile(f"(?=(?:{alternatives}))")
 
     def scrub(self, text: str) -> str:
         for value in self._values:
             if value in text:
                 text = text.replace(value, REDACTED)
+        return self._scrub_runs(text)
+
+    def _scrub_runs(self, text: str) -> str:
+        """Each stretch of text covered by pieces of a spelling, overlapping or adjacent pieces
+        merged, becomes one REDACTED."""
+        if self._pieces_at is None:
+            return text
+        spans: list[list[int]] = []
+        for match in self._pieces_at.finditer(text):
+            start, end = match.start(), match.start() + MIN_NEEDLE_CHARS
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = end
+            else:
+                spans.append([start, end])
+        for start, end in reversed(spans):
+            text = text[:start] + REDACTED + text[end:]
         return text
+
+
+def _pieces(spelling: str) -> set[str]:
+    """Every run of exactly MIN_NEEDLE_CHARS characters of a spelling: any longer run of it is
+    a chain of these."""
+    size = MIN_NEEDLE_CHARS
+    return {spelling[i : i + size] for i in range(len(spelling) - size + 1)}

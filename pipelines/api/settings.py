@@ -107,6 +107,14 @@ class ApiOptions(BaseModel):
     range_format: RangeFormat = env_field("CREDITLENS_RANGE_FORMAT", "date")
     timeout_s: float = env_field("CREDITLENS_TIMEOUT", 30.0, gt=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
+    # The timeout bounds each read, so a server trickling a byte at a time never trips it: these
+    # bound the whole. A request (connect, headers, body) ends by its deadline and is retried like
+    # a timeout; a ledger window, retries and re-reads included, ends by its own, or fails.
+    request_deadline_s: float = env_field("CREDITLENS_REQUEST_DEADLINE_S", 60.0, gt=0)
+    window_deadline_s: float = env_field("CREDITLENS_WINDOW_DEADLINE_S", 3600.0, gt=0)
+    # The largest body held, once decompressed (a page of 100 entries is about 30 KB): a gzip
+    # bomb is refused at this size, and retried like a timeout.
+    max_response_bytes: int = env_field("CREDITLENS_MAX_RESPONSE_BYTES", 32 * 1024 * 1024, ge=1)
     max_retries: int = env_field("CREDITLENS_MAX_RETRIES", 6, ge=0)
     backoff_base_s: float = env_field("CREDITLENS_BACKOFF_BASE_S", 0.25, ge=0)
     backoff_max_s: float = env_field("CREDITLENS_BACKOFF_MAX_S", 30.0, ge=0)

@@ -10,9 +10,10 @@ Rules (documented in README's data dictionary):
 - the entry is a JSON object;
 - ``createdAt`` is an ISO 8601 date-time (no offset is read as UTC) inside the requested window;
 - ``type`` is a non-empty string;
-- ``amount`` and ``balanceAfter`` are finite JSON numbers (or numeric strings) with at most 11
-  integer digits and 6 decimal places, nothing rounded: they, and the balance before the entry
-  derived from them, fit DECIMAL(18,6) exactly;
+- ``amount`` and ``balanceAfter`` are JSON numbers (or strings holding exactly a JSON number's
+  text, ASCII digits; the grammar is pipelines/api/money.py's) with at most 11 integer digits and
+  6 decimal places, nothing rounded: they, and the balance before the entry derived from them,
+  fit DECIMAL(18,6) exactly;
 - ``description``, ``channel``, ``agentId``, ``campaignId`` are strings or null/absent;
   ``hasDescription`` is a boolean or null/absent;
 - any other field is kept, as JSON text in ``extra``.
@@ -20,11 +21,10 @@ Rules (documented in README's data dictionary):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from itertools import chain
 from typing import Any
 
@@ -42,21 +42,24 @@ from pipelines.api.ledger_entry import (
     Kind,
     fields_of,
 )
+from pipelines.api.money import (
+    ENTRY_INTEGER_DIGITS,
+    MAX_SCALE,
+    money_text,
+    plain_pattern,
+    read_money,
+)
 
 MONEY = pl.Decimal(MONEY_PRECISION, MONEY_SCALE)
 TIMESTAMP = pl.Datetime("us", "UTC")
-# DECIMAL(18,6) holds 12 integer digits; entries keep one in reserve so that a derived balance
-# (balanceAfter - amount, before the entry) still fits the same type exactly.
-MAX_INTEGER_DIGITS = MONEY_PRECISION - MONEY_SCALE - 1
-MAX_SCALE = MONEY_SCALE
+# DECIMAL(18,6) holds 12 integer digits; entries keep one in reserve (pipelines/api/money.py).
+MAX_INTEGER_DIGITS = ENTRY_INTEGER_DIGITS
 
 KNOWN_FIELDS = frozenset(f.wire for f in ENTRY_FIELDS)
 _STRINGS = fields_of(Kind.STRING)
 _MONEY = fields_of(Kind.MONEY)
 
-_QUANTUM = Decimal(1).scaleb(-MAX_SCALE)
-_PLAIN_PATTERN = rf"^-?\d{{1,{MAX_INTEGER_DIGITS}}}(?:\.\d{{1,{MAX_SCALE}}}0*)?$"
-_PLAIN_MONEY = re.compile(_PLAIN_PATTERN)
+_PLAIN_PATTERN = plain_pattern(MAX_INTEGER_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -72,18 +75,8 @@ def exact_money(text: Any) -> str | None:
     """The plain text of a money value that fits DECIMAL(18,6) exactly, else None."""
     if not isinstance(text, str):
         return None
-    if _PLAIN_MONEY.fullmatch(text):
-        return text
-    try:
-        value = Decimal(text.strip())
-    except (InvalidOperation, ValueError):
-        return None
-    if not value.is_finite() or abs(value) >= Decimal(10) ** MAX_INTEGER_DIGITS:
-        return None
-    exponent = value.normalize().as_tuple().exponent
-    if not isinstance(exponent, int) or exponent < -MAX_SCALE:
-        return None
-    return f"{value.quantize(_QUANTUM):f}"
+    value = read_money(text, MAX_INTEGER_DIGITS)
+    return money_text(value) if isinstance(value, Decimal) else None
 
 
 def _money_reason(field: str, value: Any) -> str:
@@ -93,11 +86,15 @@ def _money_reason(field: str, value: Any) -> str:
         return f"{field} is {type(value).__name__}, expected a number"
     text = str(value)
     shown = text if len(text) <= 40 else text[:37] + "..."
-    return (
-        f"{field} {shown!r} is not a finite number within the ledger's exact range "
-        f"(at most {MAX_INTEGER_DIGITS} integer digits and {MAX_SCALE} decimal places, so that "
-        "it and the balance before it fit DECIMAL(18,6))"
-    )
+    problem = read_money(text, MAX_INTEGER_DIGITS)
+    if isinstance(problem, Decimal) or problem.out_of_range:
+        return (
+            f"{field} {shown!r} is not within the ledger's exact range (at most "
+            f"{MAX_INTEGER_DIGITS} integer digits and {MAX_SCALE} decimal places, so that it and "
+            "the balance before it fit DECIMAL(18,6))"
+            + ("" if isinstance(problem, Decimal) else f": it {problem.reason}")
+        )
+    return f"{field} {shown!r} {problem.reason}"
 
 
 def parse_created_at(value: Any) -> datetime | None:

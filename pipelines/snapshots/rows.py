@@ -6,7 +6,9 @@ configured names are mapped onto ours first (CREDITLENS_SNAPSHOT_FIELDS, keys li
 ``shape_ok = false`` and a warning, never a crash: the history must not have a hole because the
 platform changed a field. A renamed field is read from its configured name only, and money must
 fit its DECIMAL(18,6) column exactly: a value DuckDB would round or refuse makes the payload unfit,
-its field named in the warning, rather than land as another number.
+its field named in the warning, rather than land as another number. The models
+(pipelines/api/models.py) hold those rules, money's being the ledger's own, and refuse text that
+is not Unicode; the raw JSON kept of an unfit payload is always text DuckDB can store.
 """
 
 from __future__ import annotations
@@ -22,14 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from pipelines.api.ledger_entry import MONEY_PRECISION, MONEY_SCALE
 from pipelines.api.models import Breakdown, Campaign, ConsumptionSummary, Subscription
 
 VOLATILE_FIELDS = {"asOf"}
-# Snapshot money lands in DECIMAL(18,6) columns, all 12 integer digits usable (no balance is
-# derived from it, unlike a ledger entry's).
-_MONEY_QUANTUM = Decimal(1).scaleb(-MONEY_SCALE)
-_MONEY_BOUND = Decimal(10) ** (MONEY_PRECISION - MONEY_SCALE)
 
 # Our canonical field name (the pydantic alias) for each configurable field.
 DEFAULT_FIELDS: dict[str, str] = {
@@ -75,16 +72,30 @@ def configured_fields(snapshot_fields: dict[str, str], balance_field: str) -> di
     return fields
 
 
+# Beyond this exponent a Decimal is written in scientific notation: plain notation spells the
+# exponent out, and 1E+999999999 would be a gigabyte of zeros.
+_PLAIN_EXPONENT = 64
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, Decimal):
-        return format(value, "f")
+        exponent = value.as_tuple().exponent
+        plain = isinstance(exponent, int) and abs(exponent) <= _PLAIN_EXPONENT
+        return format(value, "f") if plain else str(value)
     if isinstance(value, datetime):
         return value.isoformat()
     raise TypeError(type(value).__name__)
 
 
 def canonical_json(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, default=_json_default, ensure_ascii=False)
+    """Stable JSON text of a payload. Text that is not Unicode (a lone surrogate) is written with
+    JSON escapes instead, so hashing and storing it can never fail on encoding."""
+    text = json.dumps(doc, sort_keys=True, default=_json_default, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(doc, sort_keys=True, default=_json_default, ensure_ascii=True)
+    return text
 
 
 def content_hash(doc: Any) -> str:
@@ -115,51 +126,17 @@ def _remap(doc: Any, prefix: str, fields: dict[str, str]) -> Any:
     return {renames.get(k, k): v for k, v in doc.items() if k not in shadowed}
 
 
-def _unfit_money(value: Decimal) -> str | None:
-    """Why DECIMAL(18,6) cannot hold ``value`` exactly, else None."""
-    if not value.is_finite():
-        return "not a finite number"
-    if abs(value) >= _MONEY_BOUND:
-        return f"more than {MONEY_PRECISION - MONEY_SCALE} integer digits"
-    if value != value.quantize(_MONEY_QUANTUM):
-        return f"finer than a micro-credit (more than {MONEY_SCALE} decimal places)"
-    return None
-
-
-def _inexact_money(value: Any, where: tuple[str | int, ...]) -> str | None:
-    """The first money value in ``value`` (a parsed model, its items, their fields) that would
-    not land exactly, named as a validation error names a field (``items.0.credits``)."""
-    if isinstance(value, Decimal):
-        why = _unfit_money(value)
-        return f"{'.'.join(map(str, where))}: {why}" if why else None
-    parts: list[tuple[str | int, Any]]
-    if isinstance(value, BaseModel):
-        parts = [
-            (info.alias or name, getattr(value, name))
-            for name, info in type(value).model_fields.items()
-        ]
-    elif isinstance(value, list):
-        parts = list(enumerate(value))
-    else:
-        return None
-    for key, part in parts:
-        if problem := _inexact_money(part, (*where, key)):
-            return problem
-    return None
-
-
 def _validate(model: type[BaseModel], doc: Any) -> tuple[BaseModel | None, str | None]:
-    """The payload as ``model``, or why it does not fit: a failed validation, or a money value
-    its DECIMAL(18,6) column would round (DuckDB rounds a finer value without a word) or refuse
-    (a larger one would fail the whole landing)."""
+    """The payload as ``model``, or why it does not fit, its field named as pydantic names it
+    (``items.0.credits``): money its DECIMAL(18,6) column would round (DuckDB rounds a finer
+    value without a word) or refuse (a larger one would fail the whole landing), text that is
+    not Unicode, a missing or mistyped field."""
     try:
-        parsed = model.model_validate(doc)
+        return model.model_validate(doc), None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
-        return None, f"{where}: {first['msg']}"
-    problem = _inexact_money(parsed, ())
-    return (None, problem) if problem else (parsed, None)
+        return None, f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
 def shape_warning(endpoint: str, problem: str) -> str:

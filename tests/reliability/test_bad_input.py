@@ -264,8 +264,14 @@ def served_pages(draw: st.DrawFn, day: Day, lie: str) -> Served:
     past_end = render(
         {"data": [], "total": Raw(str(total)), "pageNumber": count + 1, "pageSize": 100}
     ).encode()
+    # A page whose entries equal another page's is drift (a server serving a page for another),
+    # so only a read whose non-empty pages all differ is honest; "repeat" is refused.
+    rendered = [render({"data": data}) for data in pages if data]
     honest = (
-        lie in ("none", "repeat") and entries_total == total and all(map(_strict, bodies.values()))
+        lie == "none"
+        and len(set(rendered)) == len(rendered)
+        and entries_total == total
+        and all(map(_strict, bodies.values()))
     )
     return Served(
         bodies, past_end, sum(len(p) for p in pages), [e for g in good for e in g], honest, lie
