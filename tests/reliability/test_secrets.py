@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.api.errors import ApiError
 from pipelines.cli.runner import RunFailed
 from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
@@ -188,7 +189,7 @@ def test_a_server_echoing_the_key_does_not_make_us_repeat_it(
     i.sim.faults.respond(echo, status=400)
     try:
         run_sync(Settings.from_env(), None, None)
-    except RunFailed as error:
+    except (RunFailed, ApiError) as error:  # history discovery asks before the ledger run
         message = str(error)
     else:
         pytest.fail("the sync should fail on a 400")
