@@ -24,11 +24,12 @@ def utc_month(column: str) -> str:
 
 ENTRY_DAY = Column("entry_day", "DATE", "UTC day of created_at (whatever the session's TimeZone).")
 ENTRY_MONTH = Column("entry_month", "DATE", "First day of the UTC month of created_at.")
-_ITEM = (
-    Column("agent_id", "VARCHAR", "The agent that consumed (null for account-level usage)."),
-    Column("campaign_id", "VARCHAR", "The campaign, if any."),
-    Column("campaign_name", "VARCHAR", "The campaign's current name (campaigns_current)."),
-    Column("channel", "VARCHAR", "Phone, Chat, SMS, ..."),
+_ITEM = columns(
+    "VARCHAR",
+    agent_id="The agent that consumed (null for account-level usage).",
+    campaign_id="The campaign, if any.",
+    campaign_name="The campaign's current name (campaigns_current).",
+    channel="Phone, Chat, SMS, ...",
 )
 
 CONSUMPTION = Table(
