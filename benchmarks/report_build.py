@@ -125,8 +125,13 @@ def generate(path: Path, entries: int) -> None:
             [ACCOUNT],
         )
         con.execute(
-            "INSERT INTO reconciliation_runs SELECT ?, 'bench', now(), 'signed', false, NULL, "
-            "NULL, 0, count(*), 0, 0, 'ok', 'matches', 'ok', 'matches' FROM gen",
+            "INSERT INTO reconciliation_runs (account, run_id, checked_at, sign_convention, "
+            "sign_inferred, pairs_explained_signed, pairs_explained_unsigned, tolerance, entries, "
+            "continuity_breaks, ambiguous_ties, summary_status, summary_message, "
+            "breakdown_status, breakdown_message, hidden_movements, hidden_gross, hidden_net, "
+            "unacknowledged, opening_status, opening_message) SELECT ?, 'bench', now(), "
+            "'signed', false, NULL, NULL, 0, count(*), 0, 0, 'ok', 'matches', 'ok', 'matches', "
+            "0, 0, 0, 0, 'ok', 'opens at zero' FROM gen",
             [ACCOUNT],
         )
         con.execute("DROP TABLE gen")

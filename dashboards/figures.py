@@ -23,7 +23,7 @@ from typing import Any
 
 from dashboards.display_text import HOVER_LIMIT, NAME_LIMIT, TEXT_LIMIT, display_text
 from dashboards.markup import Html, esc
-from dashboards.money import money_text
+from dashboards.money import exact_money_text
 
 _JSON_ESCAPES = {
     ord("<"): "\\u003c",
@@ -66,8 +66,9 @@ def axis_dates(days: Sequence[date | datetime]) -> list[str]:
 
 
 def money_hover(values: Sequence[Decimal | None]) -> list[str]:
-    """Exact figures for the hover box, formatted from the Decimal."""
-    return [money_text(v) for v in values]
+    """Exact figures for the hover box, formatted from the Decimal (the screen's tables round
+    to 0.01; a hover box is where a reader asks for every digit)."""
+    return [exact_money_text(v) for v in values]
 
 
 def safe_json(value: Any) -> str:

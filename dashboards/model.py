@@ -61,6 +61,53 @@ class Statement:
         return self.opening + self.movements == self.closing
 
 
+# Statement line -> the category of entry types it sums (transforms/entry_type.py).
+LINE_CATEGORY = {
+    "debits": "debit",
+    "credits": "credit",
+    "refunds": "refund",
+    "adjustments": "adjustment",
+    "other": "other",
+}
+
+
+@dataclass(frozen=True)
+class StatementLine:
+    """What one statement line of one month is made of, per entry type (the warehouse view
+    ``statement_lines``): a Promotion (+) and an Expiry (-) are two lines, never one net."""
+
+    month: date
+    category: str
+    entry_type: str
+    amount: Decimal
+    entries: int
+
+
+@dataclass(frozen=True)
+class MonthEntry:
+    """One ledger entry of the report month, in chain order, with the balance around it.
+
+    ``hidden_before`` is ``balance_before`` minus the previous entry's ``balance_after``: a
+    hidden movement just before this entry (zero when the chain is continuous), so a spreadsheet
+    can walk the balance entry by entry. A movement after the month's last entry (against
+    /Consumption) is no entry's: the statement lists it.
+    """
+
+    entry_id: str
+    created_at: datetime
+    entry_type: str
+    category: str
+    signed_amount: Decimal  # its effect on the balance, whatever the sign convention
+    hidden_before: Decimal | None  # None for the ledger's first entry: no entry before it
+    balance_before: Decimal
+    balance_after: Decimal
+    agent_id: str | None
+    campaign_id: str | None
+    campaign_name: str | None
+    channel: str | None
+    description: str | None
+
+
 # hidden_movements.placement -> the kind balance_breaks gives the same movement.
 PLACEMENT_KIND = {
     "before_first": "opening",
@@ -318,6 +365,10 @@ class Account:
     notices: list[str] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)  # never summed with breaks
     history: LedgerHistory | None = None
+    # Per month, the lines by entry type; None for a warehouse without statement_lines.
+    lines: dict[date, list[StatementLine]] | None = None
+    # The report month's entries, one by one (only that month's: the site stays sized by days).
+    month_entries: list[MonthEntry] | None = None
 
     def statement(self, month: date | None) -> Statement | None:
         return next((s for s in self.statements if s.month == month), None)

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from dashboards import model, periods, read_findings
+from dashboards import model, periods, read_findings, read_statement
 from dashboards.usage import dimension_usage
 from pipelines.warehouse.read import (
     QueryError,
@@ -43,6 +43,12 @@ class ReportError(RuntimeError):
 def read_warehouse(
     path: Path, account: str | None = None, month: date | None = None
 ) -> model.ReportData:
+    """Everything the site shows, read in one go.
+
+    A requested ``month`` that no account has a statement for is a ReportError naming the
+    months the ledger covers: an empty site built for it would look like a month with no
+    activity, which is a different fact.
+    """
     with open_read_only(path) as con:
         tables = table_names(con)
         notices = []
@@ -66,6 +72,10 @@ def read_warehouse(
                 raise ReportError(f"no data for account {account!r} (accounts: {known})")
             names = [account]
         accounts = [_account(con, tables, name, month) for name in names]
+        if month is not None and accounts:
+            wanted = periods.month_start(month)
+            if not any(a.statement(wanted) for a in accounts):
+                raise ReportError(read_statement.no_statement(wanted, accounts))
         audits = _key_audit(con, tables) if "key_audit" in tables else []
     return model.ReportData(accounts, audits, notices)
 
@@ -138,6 +148,8 @@ def _account(
         notices=notices,
         mismatches=read_findings.mismatches(con, tables, name),
         history=read_findings.history(con, tables, name),
+        lines=read_statement.statement_lines(con, tables, name),
+        month_entries=read_statement.month_entries(con, tables, name, month),
     )
 
 

@@ -57,17 +57,19 @@ def build_site(
 
     ``account`` limits the site to one account (ReportError if the warehouse has no data for
     it); ``month`` picks the month the report is about (any day of it; default: the latest full
-    month of each account's data).
+    month of each account's data; ReportError, naming the months the ledger covers, when no
+    account has a statement for it). Every table of every page has a CSV of its rows beside it
+    (``downloads``).
     """
     out_dir = Path(out_dir).resolve()
     _check_replaceable(out_dir)
     data = read_warehouse(Path(warehouse_path), account, month)
-    files: list[File] = [site_index_file(data)]
+    files: list[File] = site_index_file(data)
     if data.key_audit:
-        files.append(key_audit_file(data.key_audit))
+        files.extend(key_audit_file(data.key_audit))
     for acct in data.accounts:
-        files.append(overview_file(acct, key_audit=bool(data.key_audit)))
-        files.append(reconciliation_file(acct))
+        files.extend(overview_file(acct, key_audit=bool(data.key_audit)))
+        files.extend(reconciliation_file(acct))
         files.extend(statement_files(acct))
         files.extend(dimension_files(acct))
     staging = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")

@@ -22,12 +22,15 @@ nav { font-size: .9rem; color: var(--muted); }
 nav a { color: var(--accent); }
 h1 { margin: .4rem 0; font-size: 1.6rem; overflow-wrap: anywhere; }
 h2 { margin-top: 2rem; font-size: 1.25rem; }
-.account { margin: 0 0 .8rem; color: var(--muted); overflow-wrap: anywhere; }
+.account { margin: 0 0 .3rem; color: var(--muted); overflow-wrap: anywhere; }
+.precision { margin: 0 0 .8rem; color: var(--muted); font-size: .85rem; }
+.download { margin: -1rem 0 1.5rem; font-size: .9rem; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; font-size: .92rem; }
 caption { text-align: left; font-weight: 600; padding: .3rem 0; }
 th, td { border-bottom: 1px solid var(--line); padding: .35rem .45rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
-th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 th button { all: unset; cursor: pointer; font-weight: 600; }
 th button:focus-visible { outline: 2px solid var(--accent); }
 th[aria-sort="ascending"] button::after { content: " ▲"; }

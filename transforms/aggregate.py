@@ -1,4 +1,4 @@
-"""The daily statement, and the burn rate and runway the report derives from it.
+"""The daily statement, and the burn rate the report derives from it.
 
 The daily statement is the ledger's own account of each day: the opening balance, the movements
 per category, the movements the ledger did not show (hidden_movements), and the closing balance,
@@ -12,18 +12,18 @@ the later day, and that day's opening is the previous day's closing.
 The monthly statement is the `monthly_statement` view over `daily_balance`
 (pipelines/warehouse/schema.py) and consumption per agent, campaign and channel is read in SQL by
 the report (dashboards/usage.py): one definition each, the one analysts and the report query.
+Where the balance is heading (burn over a stated window, grants, depletion) is
+transforms/forecast.py.
 """
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 import polars as pl
 
 from transforms.entry_type import CATEGORIES, DEFAULT_RULES, EntryTypeRules, type_meanings
-from transforms.micros import MONEY, from_micros, to_micros
+from transforms.micros import from_micros, to_micros
 
 MOVEMENT_COLUMNS: tuple[str, ...] = ("debits", "credits", "refunds", "adjustments", "other")
 _CATEGORY_COLUMN = dict(zip(CATEGORIES, MOVEMENT_COLUMNS, strict=True))
@@ -95,48 +95,4 @@ def burn_rate(daily: pl.DataFrame, grain: Literal["day", "week"] = "day") -> pl.
         .agg(burn=burn.sum())
         .with_columns(burn=from_micros(pl.col("burn")))
         .sort("account", "period")
-    )
-
-
-def runway(daily: pl.DataFrame, lookback_days: int = 28, as_of: date | None = None) -> pl.DataFrame:
-    """Days until the balance reaches zero at the recent burn, per account.
-
-    The average daily burn is the burn of the `lookback_days` calendar days ending at `as_of`
-    (default: the account's last day with entries) divided by `lookback_days`. `runway_days`
-    (Decimal, one decimal) is null when the account is not burning, zero when the balance is
-    already at or below zero.
-    """
-    if lookback_days < 1:
-        raise ValueError("lookback_days must be at least 1")
-    rows = []
-    burn_by_day = burn_rate(daily, "day")
-    for (account,), days in daily.sort("day").group_by("account", maintain_order=True):
-        last_day = days["day"].max() if as_of is None else as_of
-        known = days.filter(pl.col("day") <= last_day)
-        if known.height == 0:
-            continue
-        balance = known["closing"][-1]
-        window_start = last_day - timedelta(days=lookback_days - 1)
-        burned = burn_by_day.filter(
-            pl.col("account") == account, pl.col("period").is_between(window_start, last_day)
-        )["burn"].sum()
-        average = (Decimal(burned or 0) / lookback_days).quantize(
-            Decimal("0.000001"), ROUND_HALF_EVEN
-        )
-        days_left: Decimal | None = None
-        if average > 0:
-            days_left = max(balance, Decimal(0)) / average
-            days_left = days_left.quantize(Decimal("0.1"), ROUND_HALF_EVEN)
-        rows.append((account, last_day, balance, lookback_days, average, days_left))
-    return pl.DataFrame(
-        rows,
-        schema={
-            "account": pl.Utf8,
-            "as_of": pl.Date,
-            "balance": MONEY,
-            "lookback_days": pl.Int64,
-            "avg_daily_burn": MONEY,
-            "runway_days": pl.Decimal(18, 1),
-        },
-        orient="row",
     )

@@ -7,10 +7,18 @@ from datetime import date
 from decimal import Decimal
 
 from dashboards import figures, paths
+from dashboards.csv_files import Name
 from dashboards.markup import Html, facts, para, section
 from dashboards.model import DIMENSION_NAMES, Account, Dimension
 from dashboards.money import money_text, percent_text, percent_value, signed_money_text
-from dashboards.pages.common import TITLES, File, account_crumbs, month_label, page_file
+from dashboards.pages.common import (
+    TITLES,
+    Downloads,
+    File,
+    account_crumbs,
+    month_label,
+    page_file,
+)
 from dashboards.pages.dimension_common import (
     Mover,
     consumed,
@@ -20,19 +28,21 @@ from dashboards.pages.dimension_common import (
 )
 from dashboards.tables import (
     Column,
+    dash_cell,
     label_cell,
     money_cell,
+    month_column,
     number_cell,
     numeric_columns,
-    table,
 )
 
 PIE_SLICES = 10
 
 
-def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -> File:
+def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -> list[File]:
     dimension = data.dimension
     path = paths.dimension_index(account.name, dimension)
+    downloads = Downloads(path)
     month, previous = report_months(account)
     total = totals.get(month, Decimal(0)) if month else Decimal(0)
     noun = DIMENSION_NAMES[dimension]
@@ -70,11 +80,13 @@ def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -
         columns = [Column(noun.capitalize())]
         if dimension == "campaign_id":
             columns.append(Column("Campaign id"))
+        columns += [
+            month_column(month, "Report month"),
+            month_column(previous, "Previous month"),
+        ]
         columns += numeric_columns(
-            month_label(month) if month else "Report month",
-            month_label(previous) if previous else "Previous month",
             "Change",
-            "Share",
+            "Share (%)",
             "All-time consumption",
             "Refunds",
             "Net",
@@ -89,7 +101,7 @@ def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -
             now, before = consumed(value, month), consumed(value, previous)
             row = [name_cell(account, dimension, value.value, value.name, path)]
             if dimension == "campaign_id":
-                row.append(label_cell(value.value or "—"))
+                row.append(label_cell(value.value) if value.value else dash_cell())
             row += [
                 money_cell(now),
                 money_cell(before),
@@ -101,19 +113,47 @@ def index_file(account: Account, data: Dimension, totals: dict[date, Decimal]) -
                 number_cell(value.entries),
             ]
             rows.append(row)
+        plural = TITLES[dimension].lower()
         body.append(
             section(
-                f"All {TITLES[dimension].lower()}",
-                table(
-                    f"{TITLES[dimension]} by consumption (click a header to sort)", columns, rows
+                f"All {plural}",
+                downloads.table(
+                    f"{plural}.csv",
+                    f"{TITLES[dimension]} by consumption (click a header to sort)",
+                    columns,
+                    rows,
                 ),
+                _by_month(account, data, downloads),
             )
         )
     title, crumbs = TITLES[dimension], account_crumbs(account.name)
     charts = bool(data.values and month)
-    return page_file(
+    page = page_file(
         path, title, body, account=account.name, crumbs=crumbs, charts=charts, sortable=True
     )
+    return [page, *downloads.files]
+
+
+def _by_month(account: Account, data: Dimension, downloads: Downloads) -> Html:
+    """Every value and month: what finance pivots in a spreadsheet (consumption - refunds =
+    net, exactly)."""
+    noun = DIMENSION_NAMES[data.dimension]
+    return downloads.data(
+        f"{TITLES[data.dimension].lower()}-by-month.csv",
+        ("account", f"{noun}_id" if noun != "channel" else "channel", f"{noun}_name", "month",
+         "consumption", "refunds", "net", "usage_entries"),
+        (
+            (Name(account.name), _name(v.value), Name(v.name), f"{u.period:%Y-%m}", u.consumption,
+             u.refunds, u.net, u.entries)
+            for v in data.values
+            for u in v.monthly
+        ),
+        f"every {noun} and month",
+    )  # fmt: skip
+
+
+def _name(value: str | None) -> Name | None:
+    return None if value is None else Name(value)
 
 
 def _share_pie(data: Dimension, month: date, total: Decimal) -> Html:

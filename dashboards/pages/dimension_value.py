@@ -9,11 +9,12 @@ from typing import Any
 
 from dashboards import figures, paths
 from dashboards.display_text import is_cut
-from dashboards.markup import Html, esc, facts, section, shown_name, whole_text
+from dashboards.markup import Html, facts, section, shown_name, whole_text
 from dashboards.model import DIMENSION_NAMES, DIMENSIONS, Account, Dimension, DimensionValue
 from dashboards.money import money_text, percent_text, percent_value, signed_money_text
 from dashboards.pages.common import (
     TITLES,
+    Downloads,
     File,
     dimension_crumbs,
     month_label,
@@ -27,15 +28,24 @@ from dashboards.pages.dimension_common import (
     ranked_movers,
     report_months,
 )
-from dashboards.tables import Cell, Column, money_cell, number_cell, numeric_columns, table
+from dashboards.tables import (
+    Column,
+    money_cell,
+    month_cell,
+    month_column,
+    number_cell,
+    numeric_columns,
+)
 
 
 def value_file(
     account: Account, data: Dimension, value: DimensionValue, totals: dict[date, Decimal]
-) -> File:
+) -> list[File]:
     dimension = data.dimension
     assert value.value is not None
     path = paths.dimension_page(account.name, dimension, value.value)
+    downloads = Downloads(path)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".html")
     month, previous = report_months(account)
     now = consumed(value, month)
     total_month = totals.get(month, Decimal(0)) if month else Decimal(0)
@@ -64,13 +74,15 @@ def value_file(
         for other in DIMENSIONS:
             if other == dimension:
                 continue
-            body.append(_movers_section(account, data, value, other, month, previous, path))
-    body.append(_periods_table(value, totals))
+            movers = _movers_section(account, data, value, other, month, previous, downloads)
+            body.append(movers)
+    body.append(_periods_table(value, totals, downloads, f"{stem}.csv"))
     body.extend(_whole_names(dimension, value))
     crumbs = dimension_crumbs(account.name, dimension)
-    return page_file(
+    page = page_file(
         path, title, body, account=account.name, crumbs=crumbs, charts=True, sortable=True
     )
+    return [page, *downloads.files]
 
 
 def _daily_chart(value: DimensionValue) -> Html:
@@ -132,8 +144,10 @@ def _movers_section(
     other: str,
     month: date,
     previous: date,
-    here: str,
+    downloads: Downloads,
 ) -> Html:
+    here = downloads.page
+    stem = here.rsplit("/", 1)[-1].removesuffix(".html")
     pairs = data.pairs.get(other, {}).get(value.value, {})
     names = _names(account, other)
     rows: list[Mover] = [
@@ -143,12 +157,15 @@ def _movers_section(
     noun = DIMENSION_NAMES[other]
     return section(
         f"Top movers by {noun}",
-        table(
+        downloads.table(
+            f"{stem}-by-{noun}.csv",
             f"{TITLES[other]} with the largest change, {month_label(previous)} to "
             f"{month_label(month)}",
             [
                 Column(noun.capitalize()),
-                *numeric_columns(month_label(previous), month_label(month), "Change"),
+                month_column(previous, "Previous month"),
+                month_column(month, "Report month"),
+                Column("Change", numeric=True),
             ],
             [
                 [
@@ -189,20 +206,23 @@ def _names(account: Account, dimension: str) -> dict[str | None, str]:
     return {v.value: v.name for v in data.values} if data else {}
 
 
-def _periods_table(value: DimensionValue, totals: dict[date, Decimal]) -> Html:
+def _periods_table(
+    value: DimensionValue, totals: dict[date, Decimal], downloads: Downloads, name: str
+) -> Html:
     return section(
         "Figures per month",
-        table(
-            "Consumption per month",
+        downloads.table(
+            name,
+            "Consumption per month: consumption - refunds = net",
             [
                 Column("Month"),
                 *numeric_columns(
-                    "Consumption", "Refunds", "Net", "Usage entries", "Share of the account"
+                    "Consumption", "Refunds", "Net", "Usage entries", "Share of the account (%)"
                 ),
             ],
             [
                 [
-                    Cell(esc(month_label(u.period)), u.period.isoformat()),
+                    month_cell(u.period, month_label(u.period)),
                     money_cell(u.consumption),
                     money_cell(u.refunds),
                     money_cell(u.net),

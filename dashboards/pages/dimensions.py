@@ -18,10 +18,10 @@ def dimension_files(account: Account) -> list[File]:
         if data is None:
             continue
         totals = _monthly_totals(data)
-        files.append(index_file(account, data, totals))
+        files.extend(index_file(account, data, totals))
         for value in data.values:
             if value.value is not None:
-                files.append(value_file(account, data, value, totals))
+                files.extend(value_file(account, data, value, totals))
     return files
 
 

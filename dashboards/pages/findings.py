@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
 
-from dashboards.markup import Html, esc, facts, para, section
+from dashboards.markup import Html, esc, facts, para, quoted, section
 from dashboards.model import PLACEMENT_KIND, Account, Break, Mismatch
 from dashboards.money import money_text
-from dashboards.pages.common import when
-from dashboards.tables import Cell, Column, money_cell, numeric_columns, table, text_cell
+from dashboards.pages.common import Downloads, when
+from dashboards.tables import Cell, Column, dash_cell, money_cell, numeric_columns, text_cell
 
 PLACEMENT_MEANING = {
     "before_first": "before the first entry",
@@ -71,9 +71,9 @@ def _acknowledged_cell(finding: Break | Mismatch) -> Cell:
     """Open findings flagged (warn), acknowledged ones marked as such (ok): both stay listed."""
     text = acknowledged_text(finding)
     if finding.break_id is None:
-        return text_cell(text)
+        return Cell(esc(text), text)
     css = "ok" if finding.acknowledged else "warn"
-    return Cell(Html(f'<span class="{css}">{esc(text)}</span>'), text)
+    return Cell(Html(f'<span class="{css}">{esc(text)}</span>'), text, value=text)
 
 
 def _todo(finding: Break | Mismatch, what: str, advice: str) -> str:
@@ -143,7 +143,14 @@ def _certainty(ambiguous: bool | None) -> str:
     return "no: entries share a createdAt" if ambiguous else "yes"
 
 
-def movements_section(account: Account) -> Html:
+def _id_cell(finding: Break | Mismatch) -> Cell:
+    """The finding's id; a dash on screen and an empty CSV cell for one without an id."""
+    if finding.break_id is None:
+        return dash_cell()
+    return text_cell(finding.break_id)
+
+
+def movements_section(account: Account, downloads: Downloads) -> Html:
     """Every hidden movement, of every placement, with its acknowledgement and what to do."""
     breaks = account.breaks
     if not breaks:
@@ -166,7 +173,7 @@ def movements_section(account: Account) -> Html:
         )
     rows = [
         [
-            text_cell(b.break_id or "—"),
+            _id_cell(b),
             text_cell(placement_text(b.placement)),
             text_cell(when(b.observed_on)),
             money_cell(b.expected),
@@ -200,7 +207,13 @@ def movements_section(account: Account) -> Html:
             "daily balance and the statement of the day it is observed on."
         ),
         summary,
-        table("Every hidden movement of the latest reconciliation", columns, rows, empty="None."),
+        downloads.table(
+            "hidden-movements.csv",
+            "Every hidden movement of the latest reconciliation",
+            columns,
+            rows,
+            empty="None.",
+        ),
         _todo_list(todo) if todo else Html(""),
         para(
             f"Where to look: each is a row of the warehouse view {MOVEMENTS_VIEW} (break_id, "
@@ -230,7 +243,7 @@ def _item(m: Mismatch) -> str:
     return " / ".join(v if v is not None else "—" for v in (m.agent_id, m.campaign_id, m.channel))
 
 
-def mismatches_section(account: Account) -> Html:
+def mismatches_section(account: Account, downloads: Downloads) -> Html:
     """The breakdown's differences, in their own unit and their own section."""
     found = account.mismatches
     run = account.reconciliation
@@ -252,14 +265,15 @@ def mismatches_section(account: Account) -> Html:
             )
         )
     elif run is not None and run.breakdown_status not in (None, "ok", "break"):
-        body.append(para(f"Not checked: {run.breakdown_message or run.breakdown_status}.", "empty"))
+        why = quoted(run.breakdown_message or run.breakdown_status)
+        body.append(Html(f'<p class="empty">Not checked: {why}.</p>'))
     elif run is not None:
         body.append(para("Every breakdown item matches the ledger's debits.", "ok"))
     if not found:
         return section("Breakdown mismatches", *body)
     rows = [
         [
-            text_cell(m.break_id or "—"),
+            _id_cell(m),
             text_cell(_item(m)),
             text_cell(f"{when(m.period_start)} to {when(m.period_end)}"),
             money_cell(m.ledger_credits),
@@ -283,8 +297,11 @@ def mismatches_section(account: Account) -> Html:
     return section(
         "Breakdown mismatches",
         *body,
-        table(
-            "Every breakdown item that differs from the ledger (credits of usage)", columns, rows
+        downloads.table(
+            "breakdown-mismatches.csv",
+            "Every breakdown item that differs from the ledger (credits of usage)",
+            columns,
+            rows,
         ),
         _todo_list(todo),
         para(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dashboards.markup import Html, facts, para, section
+from dashboards.markup import Html, esc, facts, para, quoted, section
 from dashboards.model import Account, Break, LedgerHistory, ReconciliationRun
 from dashboards.money import money_text
 from dashboards.pages.common import when
@@ -77,7 +77,10 @@ def _history_facts(history: LedgerHistory) -> list[tuple[str, str]]:
     return [
         ("First entry", when(history.first_entry_at)),
         ("Balance before it", money_text(history.opening_balance)),
-        ("How it was decided", f"{decided}: {history.detail}" if history.detail else decided),
+        (
+            "How it was decided",
+            Html(f"{esc(decided)}: {quoted(history.detail)}") if history.detail else decided,
+        ),
         ("Searched back to", searched),
         ("Discovered at", when(history.discovered_at)),
     ]
@@ -95,13 +98,13 @@ def _opening(breaks: Sequence[Break], run: ReconciliationRun | None) -> Html:
     if status in ("ok", "zero"):
         return para("The ledger opens at zero: its entries explain the whole balance.", "ok")
     if status == "skipped":
-        return para(
-            f"Skipped: {message} Not a finding: those days were left out of the sync on purpose."
+        return _said(
+            "Skipped: ", message, " Not a finding: those days were left out of the sync on purpose."
         )
     if status == "break":
         first = next((b for b in breaks if b.placement == "before_first"), None)
         if first is None:
-            return para(f"Break: {message}", "warn")
+            return _said("Break: ", message, "", "warn")
         state = (
             f"acknowledged ({acknowledged_text(first).removeprefix('yes — ')})"
             if first.acknowledged
@@ -113,4 +116,10 @@ def _opening(breaks: Sequence[Break], run: ReconciliationRun | None) -> Html:
             f"({placement_text(first.placement)}), {state}.",
             "ok" if first.acknowledged else "warn",
         )
-    return para(f"The opening balance was not checked ({status}): {message}", "empty")
+    return _said(f"The opening balance was not checked ({status}): ", message, "", "empty")
+
+
+def _said(before: str, message: str, after: str, css: str = "") -> Html:
+    """A paragraph quoting the check's stored message (figures to 0.01, verbatim on hover)."""
+    cls = f' class="{css}"' if css else ""
+    return Html(f"<p{cls}>{esc(before)}{quoted(message)}{esc(after)}</p>")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dashboards import paths
 from dashboards.markup import Html, para
 from dashboards.model import KeyAudit, KeyAuditFinding, KeyAuditPlace
-from dashboards.pages.common import SITE_CRUMBS, File, page_file, when
-from dashboards.tables import Column, number_cell, table, text_cell
+from dashboards.pages.common import SITE_CRUMBS, Downloads, File, page_file, when
+from dashboards.tables import Column, dash_cell, number_cell, text_cell
 from pipelines.audit.severity import Severity
 from pipelines.audit.text import location_text, visible
 
@@ -20,8 +20,9 @@ from pipelines.audit.text import location_text, visible
 SEVERITIES = tuple(s.value for s in sorted(Severity, reverse=True) if s is not Severity.NONE)
 
 
-def key_audit_file(audits: list[KeyAudit]) -> File:
+def key_audit_file(audits: list[KeyAudit]) -> list[File]:
     path = paths.KEY_AUDIT
+    downloads = Downloads(path)
     findings = [f for a in audits for f in a.finding_list]
     body = [
         para(
@@ -30,7 +31,8 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
             "to the installation, not to one account: this page covers every account."
         ),
         *summary(audits, findings),
-        table(
+        downloads.table(
+            "key-audit-keys.csv",
             "Latest audit per key",
             [
                 Column("Key"),
@@ -48,7 +50,7 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
                 [
                     text_cell(visible(a.key_name)),
                     text_cell(a.fingerprint or "unreadable"),
-                    text_cell(a.last4 or "—"),
+                    text_cell(a.last4) if a.last4 else dash_cell(),
                     text_cell(a.status),
                     text_cell(a.intended_scope),
                     text_cell(a.severity),
@@ -60,7 +62,8 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
                 for a in audits
             ],
         ),
-        table(
+        downloads.table(
+            "key-audit-findings.csv",
             "Findings of the latest audit per key",
             [
                 Column("Severity"),
@@ -78,7 +81,8 @@ def key_audit_file(audits: list[KeyAudit]) -> File:
             empty="No finding in the latest audit of any key.",
         ),
     ]
-    return page_file(path, "API key audit", body, account=None, crumbs=SITE_CRUMBS, sortable=True)
+    page = page_file(path, "API key audit", body, account=None, crumbs=SITE_CRUMBS, sortable=True)
+    return [page, *downloads.files]
 
 
 def exposes_billing(audit: KeyAudit) -> bool:
@@ -145,7 +149,7 @@ def finding_row(finding: KeyAuditFinding) -> list:
         text_cell(f"{finding.rule_id} {finding.rule_name}"),
         text_cell(visible(finding.key_name)),
         text_cell(finding.fingerprint or "unreadable"),
-        text_cell(finding.last4 or "—"),
+        text_cell(finding.last4) if finding.last4 else dash_cell(),
         text_cell(proved),
         text_cell(where),
         text_cell(visible(finding.remedy)),

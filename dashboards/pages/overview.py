@@ -1,99 +1,89 @@
-"""An account at a glance: balance and findings, burn, runway, plan limits, and links.
+"""An account at a glance: both balances, findings, burn, forecast, plan limits, statements.
 
 The findings are summed as the reconciliation page sums them (dashboards/pages/findings.py):
-hidden movements and breakdown mismatches on lines of their own, never one total.
+hidden movements and breakdown mismatches on lines of their own, never one total. Every table
+has its CSV beside it, and the monthly table carries every statement line, so each row adds up
+on screen: opening + debits + credits + refunds + adjustments + other + hidden movements
+(+ the rounding the screen's 0.01 leaves) = closing.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import polars as pl
 
 from dashboards import figures, paths
+from dashboards.csv_files import Name
 from dashboards.markup import Html, esc, facts, link, para, section
-from dashboards.model import DIMENSIONS, Account, Break
-from dashboards.money import money_text, percent_text, percent_value
-from dashboards.pages.common import SITE_CRUMBS, TITLES, File, month_label, page_file, when
+from dashboards.model import DIMENSIONS, MOVEMENTS, Account, Break
+from dashboards.money import money_text, percent_text, percent_value, rounding_difference
+from dashboards.pages.balance import balance_facts
+from dashboards.pages.common import (
+    SITE_CRUMBS,
+    TITLES,
+    Downloads,
+    File,
+    month_label,
+    page_file,
+    when,
+)
 from dashboards.pages.findings import mismatches_line, movement_brief, movements_line
+from dashboards.pages.forecast import forecast_line, forecast_section
 from dashboards.pages.history import history_line
 from dashboards.tables import (
+    Cell,
     Column,
+    dash_cell,
     link_cell,
     money_cell,
     number_cell,
     numeric_columns,
-    table,
     text_cell,
 )
-from transforms.aggregate import burn_rate, runway
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS, burn_rate
 
-LOOKBACK_DAYS = 28
 # Limit name in /Subscription -> what measures its use.
 LIMIT_USAGE = {"monthlyCredits": "credits used this period", "agents": "agents with entries"}
+MONEY_LIMITS = frozenset({"monthlyCredits"})  # limits in credits: shown as money
+STATEMENT_TITLES = (
+    "Opening",
+    "Debits",
+    "Credits",
+    "Refunds",
+    "Adjustments",
+    "Other",
+    "Hidden movements",
+)
 
 
-def overview_file(account: Account, key_audit: bool) -> File:
+def overview_file(account: Account, key_audit: bool) -> list[File]:
     path = paths.overview(account.name)
-    here = path
+    downloads = Downloads(path)
     body: list[Html] = [para(n, "warn") for n in account.notices]
     body.append(_headline(account))
-    body.append(_links(account, key_audit, here))
+    body.append(_links(account, key_audit, path))
     if account.daily.height:
-        body.append(section("Balance", _balance_chart(account)))
+        body.append(section("Balance", _balance_chart(account), _daily_csv(account, downloads)))
         body.append(section("Burn", *_burn_charts(account.daily)))
     else:
         body.append(para("No reconciled ledger days yet: run `creditlens sync`.", "empty"))
-    body.append(section("Plan limits and usage", *_limits(account)))
-    body.append(section("Monthly statements", _statements(account, here)))
-    return page_file(
+    body.append(forecast_section(account, downloads))
+    body.append(section("Plan limits and usage", *_limits(account, downloads)))
+    body.append(section("Monthly statements", *_statements(account, path, downloads)))
+    page = page_file(
         path, "Overview", body, account=account.name, crumbs=SITE_CRUMBS, charts=True, sortable=True
     )
-
-
-def runway_text(account: Account) -> str:
-    """Runway in words, the same sentence on the overview and on the site index."""
-    if not account.daily.height:
-        return "unknown (no ledger days)"
-    row = runway(account.daily, lookback_days=LOOKBACK_DAYS).row(0, named=True)
-    burn = row["avg_daily_burn"]
-    days = row["runway_days"]
-    if days is None:
-        return f"not burning (no net consumption in the {LOOKBACK_DAYS} days to {row['as_of']})"
-    if days == 0:
-        return "none: the balance is at or below zero"
-    whole_days = int(days)
-    until = row["as_of"] + timedelta(days=whole_days)
-    return (
-        f"{days} days at {money_text(burn)} credits/day (average over the {LOOKBACK_DAYS} days "
-        f"to {row['as_of']}): about {until}"
-    )
-
-
-def latest_balance(account: Account) -> Decimal | None:
-    if not account.daily.height:
-        return None
-    value = account.daily["closing"][-1]
-    assert isinstance(value, Decimal)
-    return value
+    return [page, *downloads.files]
 
 
 def _headline(account: Account) -> Html:
     rows: list[tuple[str, Any]] = [
-        ("Balance (closing of the latest day)", money_text(latest_balance(account))),
+        *balance_facts(account),
         ("Data as of", when(account.as_of)),
-        ("Runway", runway_text(account)),
+        ("Forecast", forecast_line(account)),
     ]
-    if account.consumption is not None:
-        rows.append(
-            (
-                "Balance reported by /Consumption",
-                f"{money_text(account.consumption.balance)} at "
-                f"{when(account.consumption.fetched_at)}",
-            )
-        )
     if account.subscription is not None:
         sub = account.subscription
         rows.append(("Plan", f"{sub.plan or '—'} ({sub.status or 'status unknown'})"))
@@ -174,6 +164,18 @@ def _mark_text(b: Break) -> str:
     )
 
 
+def _daily_csv(account: Account, downloads: Downloads) -> Html:
+    """The chart's days, every statement column, exact: what a spreadsheet walks day by day."""
+    daily = account.daily
+    columns = [*STATEMENT_MONEY_COLUMNS, "entries"]
+    return downloads.data(
+        "daily-balance.csv",
+        ("account", "day", *columns),
+        ((Name(account.name), *row) for row in daily.select("day", *columns).iter_rows()),
+        "the daily balance: opening + movements + hidden movements = closing, every day",
+    )
+
+
 def _burn_charts(daily: pl.DataFrame) -> list[Html]:
     out = []
     for grain, title in (("day", "Burn per day"), ("week", "Burn per week (weeks from Monday)")):
@@ -214,7 +216,7 @@ def _limit_rows(account: Account) -> list[tuple[str, Any, Decimal | int | None, 
     return rows
 
 
-def _limits(account: Account) -> list[Html]:
+def _limits(account: Account, downloads: Downloads) -> list[Html]:
     sub = account.subscription
     if sub is None:
         return [para("No subscription snapshot yet.", "empty")]
@@ -254,9 +256,9 @@ def _limits(account: Account) -> list[Html]:
                         "y": [figures.label(n) for n, _, _ in measured],
                         "x": [figures.plot_number(p) for p in percents],
                         "customdata": [
-                            f"{_amount(u)} of {_amount(lim)} "
+                            f"{_amount(n, u)} of {_amount(n, lim)} "
                             f"({percent_text(Decimal(u), Decimal(lim))})"
-                            for _, lim, u in measured
+                            for n, lim, u in measured
                         ],
                         "hovertemplate": "%{y}: %{customdata}<extra></extra>",
                         "marker": {
@@ -285,15 +287,15 @@ def _limits(account: Account) -> list[Html]:
     table_rows = [
         [
             text_cell(name),
-            _limit_cell(limit),
-            _limit_cell(usage) if usage is not None else text_cell("—"),
+            _limit_cell(name, limit),
+            _limit_cell(name, usage) if usage is not None else dash_cell(),
             (
                 number_cell(
                     percent_value(Decimal(usage), Decimal(limit)),
                     percent_text(Decimal(usage), Decimal(limit)),
                 )
                 if usage is not None and isinstance(limit, int | Decimal)
-                else text_cell("—")
+                else dash_cell()
             ),
             text_cell(measure),
         ]
@@ -303,7 +305,8 @@ def _limits(account: Account) -> list[Html]:
         intro,
         *extra,
         *charts,
-        table(
+        downloads.table(
+            "limits.csv",
             "Limits of the current plan",
             [
                 Column("Limit"),
@@ -315,40 +318,55 @@ def _limits(account: Account) -> list[Html]:
     ]
 
 
-def _amount(value: Any) -> str:
-    if isinstance(value, Decimal):
-        return money_text(value) if value != value.to_integral_value() else f"{value:,f}"
-    if isinstance(value, int) and not isinstance(value, bool):
+def _amount(name: str, value: Any) -> str:
+    """A limit or its usage: credits at the screen's precision, counts as whole numbers."""
+    if isinstance(value, bool):
+        return str(value)
+    if name in MONEY_LIMITS and isinstance(value, Decimal | int):
+        return money_text(Decimal(value))
+    if isinstance(value, Decimal | int):
         return f"{value:,}"
     return str(value)
 
 
-def _limit_cell(value: Any) -> Any:
+def _limit_cell(name: str, value: Any) -> Cell:
     if isinstance(value, Decimal | int) and not isinstance(value, bool):
-        return number_cell(value, _amount(value))
+        if name in MONEY_LIMITS:
+            return money_cell(Decimal(value))
+        return number_cell(value, _amount(name, value))
     return text_cell(value if value is not None else "unlimited")
 
 
-def _statements(account: Account, here: str) -> Html:
-    return table(
-        "Every month (click a month for its statement and CSV)",
-        [
-            Column("Month"),
-            *numeric_columns("Opening", "Debits", "Hidden movements", "Closing", "Entries"),
-        ],
-        [
+def _statements(account: Account, here: str, downloads: Downloads) -> list[Html]:
+    """Every month with every statement line; the Rounding column is what showing each amount
+    to 0.01 leaves (exactly zero in exact values, so the CSV has no such column)."""
+    rows = []
+    for s in reversed(account.statements):
+        lines = [s.opening, *(s.figure(m) for m in MOVEMENTS)]
+        rows.append(
             [
                 link_cell(
                     paths.relative(here, paths.statement(account.name, s.month)),
                     f"{s.month:%Y-%m}",
                 ),
-                money_cell(s.opening),
-                money_cell(s.debits),
-                money_cell(s.hidden_movements),
+                *(money_cell(v) for v in lines),
+                money_cell(rounding_difference(lines)),
                 money_cell(s.closing),
                 number_cell(s.entries),
             ]
-            for s in reversed(account.statements)
-        ],
-        empty="No statement yet.",
-    )
+        )
+    return [
+        downloads.table(
+            "statements.csv",
+            "Every month (click a month for its statement): opening + every movement "
+            "(+ rounding) = closing",
+            [
+                Column("Month"),
+                *numeric_columns(*STATEMENT_TITLES),
+                Column("Rounding (screen only)", numeric=True, csv=False),
+                *numeric_columns("Closing", "Entries"),
+            ],
+            rows,
+            empty="No statement yet.",
+        )
+    ]

@@ -8,10 +8,10 @@ both pages describe a finding the same way.
 from __future__ import annotations
 
 from dashboards import paths
-from dashboards.markup import Html, facts, para, section
+from dashboards.markup import Html, esc, facts, para, quoted, section
 from dashboards.model import Account, ReconciliationRun
-from dashboards.money import money_text
-from dashboards.pages.common import File, account_crumbs, page_file, when
+from dashboards.money import exact_money_text, money_text
+from dashboards.pages.common import Downloads, File, account_crumbs, page_file, when
 from dashboards.pages.findings import KIND_MEANING, mismatches_section, movements_section
 from dashboards.pages.history import history_section
 
@@ -23,8 +23,9 @@ SIGN_MEANING = {
 __all__ = ["KIND_MEANING", "SIGN_MEANING", "reconciliation_file"]
 
 
-def reconciliation_file(account: Account) -> File:
+def reconciliation_file(account: Account) -> list[File]:
     path = paths.reconciliation(account.name)
+    downloads = Downloads(path)
     run = account.reconciliation
     body: list[Html] = []
     if run is None:
@@ -55,12 +56,13 @@ def reconciliation_file(account: Account) -> File:
             )
         )
     body.append(history_section(account))
-    body.append(movements_section(account))
-    body.append(mismatches_section(account))
+    body.append(movements_section(account, downloads))
+    body.append(mismatches_section(account, downloads))
     crumbs = account_crumbs(account.name)
-    return page_file(
+    page = page_file(
         path, "Reconciliation", body, account=account.name, crumbs=crumbs, sortable=True
     )
+    return [page, *downloads.files]
 
 
 def _rules(run: ReconciliationRun) -> Html:
@@ -75,7 +77,9 @@ def _rules(run: ReconciliationRun) -> Html:
     tolerance = (
         "0: every difference is a break"
         if not run.tolerance
-        else f"{money_text(run.tolerance)} credits: smaller differences count as continuous"
+        # A setting, shown as configured: rounded to 0.01, 0.000001 would read as 0.00.
+        else f"{exact_money_text(run.tolerance)} credits (as configured): smaller differences "
+        "count as continuous"
     )
     if run.hidden_movements is None:  # a run from before every placement was counted
         found = f"{run.continuity_breaks:,} between entries"
@@ -100,5 +104,7 @@ def _rules(run: ReconciliationRun) -> Html:
     )
 
 
-def _status(status: str | None, message: str | None) -> str:
-    return ": ".join(p for p in (status or "not run", message) if p)
+def _status(status: str | None, message: str | None) -> Html:
+    """The check's status and its stored message, figures shown to 0.01 (verbatim on hover)."""
+    head = esc(status or "not run")
+    return Html(f"{head}: {quoted(message)}") if message else head

@@ -1,25 +1,61 @@
-"""Finance's monthly statement: a page and a CSV beside it, both exact to the last decimal."""
+"""Finance's monthly statement: a page whose tables add up on screen, and CSVs of the exact figures.
+
+Two tables, each adding up by itself: the statement by line (opening, the five categories,
+hidden movements, closing) and the same month by entry type, so a Promotion (+) and an Expiry
+(-), both "other", are two lines and never one net figure. Amounts are shown to 0.01; when
+rounding each on its own leaves the rounded lines 0.01 away from the rounded closing, a
+"Rounding" line shows that difference, so what is on screen adds up to the cent. The exact
+figures are in each amount's tooltip and the CSVs, where they add up exactly with no such line.
+The report month's statement also links its entries one by one.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import date
+from decimal import Decimal
 
 from dashboards import figures, paths
-from dashboards.markup import Html, link, para, section
-from dashboards.model import MOVEMENTS, STATEMENT_LINES, Account, Statement
-from dashboards.money import decimal_text, money_text
-from dashboards.pages.common import File, account_crumbs, month_label, page_file, when
+from dashboards.csv_files import Name, csv_text
+from dashboards.markup import Html, esc, link, para, section
+from dashboards.model import (
+    LINE_CATEGORY,
+    MOVEMENTS,
+    STATEMENT_LINES,
+    Account,
+    MonthEntry,
+    Statement,
+    StatementLine,
+)
+from dashboards.money import money_text, rounding_difference
+from dashboards.pages.common import Downloads, File, account_crumbs, month_label, page_file, when
 from dashboards.pages.findings import month_movements, movement_brief
-from dashboards.tables import Column, money_cell, table, text_cell
+from dashboards.read_statement import DESCRIPTION_LIMIT
+from dashboards.tables import Cell, Column, money_cell, number_cell, table, text_cell
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 CSV_COLUMNS = ("account", "month", *STATEMENT_MONEY_COLUMNS, "entries", "complete_month")
+ENTRY_COLUMNS = (
+    "account",
+    "entry_id",
+    "created_at_utc",
+    "entry_type",
+    "category",
+    "hidden_movement_before",
+    "balance_before",
+    "amount",
+    "balance_after",
+    "agent_id",
+    "campaign_id",
+    "campaign_name",
+    "channel",
+    "description",
+)
+ROUNDING_LABEL = "Rounding (screen only: each amount is shown to 0.01)"
+NONE = Cell(esc(""))
 
 
 def statement_files(account: Account) -> list[File]:
-    files = []
+    files: list[File] = []
     for index, statement in enumerate(account.statements):
         previous = account.statements[index - 1].month if index else None
         following = (
@@ -32,7 +68,7 @@ def statement_files(account: Account) -> list[File]:
                 statement_csv(account.name, statement, complete),
             )
         )
-        files.append(_page(account, statement, complete, previous, following))
+        files.extend(_page(account, statement, complete, previous, following))
     return files
 
 
@@ -40,26 +76,129 @@ def _complete(account: Account, month: date) -> bool:
     return account.as_of is not None and month < account.as_of.replace(day=1)
 
 
-def _spreadsheet_safe(text: str) -> str:
-    """Text a spreadsheet would run as a formula (=, +, -, @) is quoted with an apostrophe."""
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def statement_csv(account: str, statement: Statement, complete: bool) -> str:
     """One row with the page's figures as exact decimal text (never through float)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
-    writer.writerow(
+    row = (
+        Name(account),
+        f"{statement.month:%Y-%m}",
+        *[statement.figure(name) for name, _ in STATEMENT_LINES],
+        statement.entries,
+        complete,
+    )
+    return csv_text(CSV_COLUMNS, [row])
+
+
+def entries_csv(account: str, entries: list[MonthEntry]) -> str:
+    """The month's entries in chain order: hidden movement before, balance before, amount (its
+    effect on the balance, whatever the sign convention), balance after, so each row and each
+    pair of rows adds up."""
+    name = Name(account)
+    return csv_text(
+        ENTRY_COLUMNS,
+        (
+            (
+                name,
+                Name(e.entry_id),
+                e.created_at,
+                Name(e.entry_type),
+                e.category,
+                e.hidden_before,
+                e.balance_before,
+                e.signed_amount,
+                e.balance_after,
+                *(_name(v) for v in (e.agent_id, e.campaign_id, e.campaign_name, e.channel)),
+                e.description,
+            )
+            for e in entries
+        ),
+    )
+
+
+def _name(value: str | None) -> Name | None:
+    return None if value is None else Name(value)
+
+
+def _summary(statement: Statement, here: str, csv_path: str) -> Html:
+    lines = [statement.opening, *(statement.figure(m) for m in MOVEMENTS)]
+    rows = [
+        [text_cell(label), money_cell(statement.figure(name))]
+        for name, label in STATEMENT_LINES[:-1]
+    ]
+    rounding = rounding_difference(lines)
+    if rounding:
+        rows.append([text_cell(ROUNDING_LABEL), money_cell(rounding)])
+    rows.append([text_cell(STATEMENT_LINES[-1][1]), money_cell(statement.closing)])
+    name = csv_path.rsplit("/", 1)[-1]
+    return table(
+        f"Statement of {month_label(statement.month)} (credits)",
+        [Column("Line"), Column("Amount", numeric=True)],
+        rows,
+        sortable=False,
+        download=(paths.relative(here, csv_path), name),
+    )
+
+
+def _by_type(
+    account: Account, statement: Statement, downloads: Downloads
+) -> tuple[Html, list[str]]:
+    """The month by entry type, adding up by itself; and any category whose lines do not add
+    up to the statement's figure (they always should: both come from the same entries)."""
+    lines: list[StatementLine] = (account.lines or {}).get(statement.month, [])
+    by_label = dict(STATEMENT_LINES)
+    rows: list[list[Cell]] = [
+        [text_cell(by_label["opening"]), NONE, NONE, money_cell(statement.opening)]
+    ]
+    amounts = [statement.opening]
+    for line in lines:
+        label = by_label[_line_of(line.category)]
+        rows.append(
+            [
+                text_cell(label),
+                text_cell(line.entry_type),
+                number_cell(line.entries),
+                money_cell(line.amount),
+            ]
+        )
+        amounts.append(line.amount)
+    rows.append(
         [
-            _spreadsheet_safe(account),
-            f"{statement.month:%Y-%m}",
-            *[decimal_text(statement.figure(name)) for name, _ in STATEMENT_LINES],
-            statement.entries,
-            "true" if complete else "false",
+            text_cell(by_label["hidden_movements"]),
+            text_cell("(no entry)"),
+            NONE,
+            money_cell(statement.hidden_movements),
         ]
     )
-    return buffer.getvalue()
+    amounts.append(statement.hidden_movements)
+    closing = [text_cell(by_label["closing"]), NONE, NONE, money_cell(statement.closing)]
+    exact_rows = [*rows, closing]
+    rounding = rounding_difference(amounts)
+    if rounding:
+        rows.append([text_cell(ROUNDING_LABEL), NONE, NONE, money_cell(rounding)])
+    rows.append(closing)
+    off = [
+        by_label[name]
+        for name, category in LINE_CATEGORY.items()
+        if sum((x.amount for x in lines if x.category == category), Decimal(0))
+        != statement.figure(name)
+    ]
+    html = downloads.table(
+        f"statement-{statement.month:%Y-%m}-lines.csv",
+        f"{month_label(statement.month)} by entry type: every line adds up to the closing",
+        [
+            Column("Line"),
+            Column("Entry type"),
+            Column("Entries", numeric=True),
+            Column("Amount", numeric=True),
+        ],
+        rows,
+        csv_rows=exact_rows,
+        sortable=False,
+    )
+    return html, off
+
+
+def _line_of(category: str) -> str:
+    return next((n for n, c in LINE_CATEGORY.items() if c == category), "other")
 
 
 def _waterfall(statement: Statement) -> Html:
@@ -103,32 +242,57 @@ def _hidden(account: Account, statement: Statement) -> Html:
     )
 
 
+def _check(statement: Statement, off: list[str]) -> Html:
+    """Whether the statement ties out, said of the exact figures: the page never writes a sum
+    of rounded amounts it does not show."""
+    if not statement.balances:
+        return para(
+            "The statement does not balance: opening + movements - closing = "
+            f"{money_text(statement.opening + statement.movements - statement.closing)} "
+            "(exact figures). Rerun the reconciliation.",
+            "warn",
+        )
+    if off:
+        return para(
+            "The lines by entry type do not add up to the statement's "
+            + ", ".join(off)
+            + ": rerun the reconciliation.",
+            "warn",
+        )
+    return para(
+        "Ties out: opening + every movement = closing, exactly, in the exact figures (hover an "
+        "amount, or the CSVs), and each category's entry types add up to its line.",
+        "ok",
+    )
+
+
+def _entries(account: Account, statement: Statement, downloads: Downloads) -> Html:
+    text = f"Entries in the month: {statement.entries:,}."
+    if account.report_month == statement.month and account.month_entries is not None:
+        name = f"statement-{statement.month:%Y-%m}-entries.csv"
+        path = downloads.add(name, entries_csv(account.name, account.month_entries))
+        target = link(paths.relative(downloads.page, path), name)
+        return Html(
+            f"<p>{esc(text)} Download {target} (every entry in chain order with the hidden "
+            "movement before it and the balance before and after it; exact values; "
+            f"descriptions cut at {DESCRIPTION_LIMIT:,} characters).</p>"
+        )
+    return para(
+        f"{text} The entries one by one are written for the report month only: "
+        f"`creditlens report --month {statement.month:%Y-%m}` writes them for this one."
+    )
+
+
 def _page(
     account: Account,
     statement: Statement,
     complete: bool,
     previous: date | None,
     following: date | None,
-) -> File:
+) -> list[File]:
     path = paths.statement(account.name, statement.month)
+    downloads = Downloads(path)
     title = f"Statement {month_label(statement.month)}"
-    rows = [
-        [text_cell(label), money_cell(statement.figure(name))] for name, label in STATEMENT_LINES
-    ]
-    check = (
-        para(
-            f"Check: opening {money_text(statement.opening)} + movements "
-            f"{money_text(statement.movements)} = closing {money_text(statement.closing)}.",
-            "ok",
-        )
-        if statement.balances
-        else para(
-            f"The statement does not balance: opening + movements = "
-            f"{money_text(statement.opening + statement.movements)}, closing = "
-            f"{money_text(statement.closing)}. Rerun the reconciliation.",
-            "warn",
-        )
-    )
     status = (
         para(f"Complete month (data as of {when(account.as_of)}).")
         if complete
@@ -136,29 +300,28 @@ def _page(
             f"Month to date: the month is not over (data as of {when(account.as_of)}).", "warn"
         )
     )
-    hidden = _hidden(account, statement)
     here = paths.relative
     nav = []
     if previous:
         nav.append(link(here(path, paths.statement(account.name, previous)), "← previous month"))
     if following:
         nav.append(link(here(path, paths.statement(account.name, following)), "next month →"))
-    csv_name = paths.statement(account.name, statement.month, "csv")
+    csv_path = paths.statement(account.name, statement.month, "csv")
+    if account.lines is None:
+        by_type: Html = para(
+            "This warehouse has no statement_lines view yet: `creditlens sync` with this "
+            "version of creditlens adds it, and the lines by entry type.",
+            "empty",
+        )
+        off: list[str] = []
+    else:
+        by_type, off = _by_type(account, statement, downloads)
     body = [
         status,
-        table(
-            f"Statement of {month_label(statement.month)} (credits)",
-            [Column("Line"), Column("Amount", numeric=True)],
-            rows,
-            sortable=False,
-        ),
-        check,
-        hidden,
-        para(f"Entries in the month: {statement.entries:,}."),
-        Html(
-            f"<p>Download: {link(here(path, csv_name), f'statement-{statement.month:%Y-%m}.csv')}"
-            " (exact decimals as text).</p>"
-        ),
+        _summary(statement, path, csv_path),
+        _check(statement, off),
+        _hidden(account, statement),
+        section("By entry type", by_type, _entries(account, statement, downloads)),
         _waterfall(statement),
         section(
             "Related",
@@ -172,4 +335,5 @@ def _page(
         ),
     ]
     crumbs = account_crumbs(account.name)
-    return page_file(path, title, body, account=account.name, crumbs=crumbs, charts=True)
+    page = page_file(path, title, body, account=account.name, crumbs=crumbs, charts=True)
+    return [page, *downloads.files]

@@ -20,7 +20,7 @@ from pipelines.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated
 from tests.dashboards.cdp import Chromium
-from tests.dashboards.pages import MOVEMENTS, money, read_page, records
+from tests.dashboards.pages import MOVEMENTS, money, read_page
 from tests.dashboards.test_report_statement import FIGURES, independent_statements
 
 Start = Callable[..., Simulated]
@@ -61,7 +61,7 @@ def test_synced_warehouse_gives_a_faithful_report(simulated: Start, creditlens_e
     assert hidden == sum((m.gap for m in truth.hidden_movements), Decimal(0))
 
     page = read_page(site.out_dir / paths.reconciliation(s.company))
-    movements = records(page.tables[MOVEMENTS])
+    movements = page.exact(MOVEMENTS)
     assert sorted(money(m["Gap"]) for m in movements) == sorted(
         m.gap for m in truth.hidden_movements
     )

@@ -25,7 +25,7 @@ from simulator import Scenario
 from simulator.truth import HiddenMovement
 from tests.conftest import Simulated
 from tests.dashboards.conftest import Built
-from tests.dashboards.pages import MISMATCHES, MOVEMENTS, money, read_page, records
+from tests.dashboards.pages import MISMATCHES, MOVEMENTS, money, read_page
 from tests.dashboards.warehouse_factory import BREAKDOWN_EXTRA, MAIN, MISREPORTED
 
 Start = Callable[..., Simulated]
@@ -49,7 +49,7 @@ def _report(settings: Settings, company: str) -> tuple[SiteResult, list[dict[str
     """`creditlens report`, and the movements its reconciliation page lists (no table: none)."""
     site = run_report(settings, None, None, None)
     page = read_page(site.out_dir / paths.reconciliation(company))
-    return site, records(page.tables[MOVEMENTS]) if MOVEMENTS in page.tables else []
+    return site, page.exact(MOVEMENTS) if MOVEMENTS in page.tables else []
 
 
 def test_every_movement_its_acknowledgement_and_the_mismatch_apart(
@@ -95,7 +95,7 @@ def test_every_movement_its_acknowledgement_and_the_mismatch_apart(
     assert f"one of the hidden movements below, {opening['Break id']}" in reader.text
 
     # The breakdown's difference: its own section, its own unit, never in the movements' sums.
-    (item,) = records(reader.tables[MISMATCHES])
+    (item,) = reader.exact(MISMATCHES)
     (planted,) = truth.breakdown_mismatches
     assert money(item["Difference"]) == planted.delta
     assert item["Item (agent / campaign / channel)"] == " / ".join(
@@ -116,7 +116,7 @@ def test_an_acknowledged_mismatch_stays_listed_apart_from_movements(
     assert movements == []
     reader = read_page(site.out_dir / paths.reconciliation(s.company))
     assert "No hidden movements: every balance change" in reader.text
-    (item,) = records(reader.tables[MISMATCHES])
+    (item,) = reader.exact(MISMATCHES)
     assert item["Break id"] == finding.break_id
     assert item["Acknowledged"].startswith("yes — The platform counts a retried call twice (")
     assert "1 item(s) differ, by 12.50 credits of usage in all; 1 acknowledged, 0 not." in (
@@ -171,7 +171,7 @@ def test_a_warehouse_from_before_finding_ids_still_shows_its_findings(
     site = build_site(warehouse, tmp_path / "site", account=MAIN)
     assert any("before findings had ids" in n for n in site.notices)
     reader = read_page(site.out_dir / paths.reconciliation(MAIN))
-    movements = records(reader.tables[MOVEMENTS])
+    movements = reader.exact(MOVEMENTS)
     assert sorted(m["Placement"] for m in movements) == [
         "after the last entry, against /Consumption",
         "between two entries",
@@ -179,6 +179,6 @@ def test_a_warehouse_from_before_finding_ids_still_shows_its_findings(
     ]
     assert {m["Break id"] for m in movements} == {"—"}
     assert {m["Acknowledged"] for m in movements} == {"—"}
-    (item,) = records(reader.tables[MISMATCHES])
+    (item,) = reader.exact(MISMATCHES)
     assert money(item["Difference"]) == BREAKDOWN_EXTRA
     assert "The opening balance was not checked" in reader.text

@@ -15,7 +15,7 @@ from dashboards import ReportError, build_site, paths
 from pipelines.audit.report import severity_counts
 from pipelines.warehouse.connection import migrate
 from tests.dashboards.conftest import Built, site_files
-from tests.dashboards.pages import MISMATCHES, MOVEMENTS, money, read_page, records
+from tests.dashboards.pages import MISMATCHES, MOVEMENTS, money, read_page
 from tests.dashboards.warehouse_factory import (
     ACK_BY,
     ACK_REASON,
@@ -108,7 +108,7 @@ def test_reconciliation_page_lists_every_movement_and_the_rules(built: Built) ->
     page = built.site.out_dir / paths.reconciliation(MAIN)
     text = page.read_text(encoding="utf-8")
     reader = read_page(page)
-    movements = records(reader.tables[MOVEMENTS])
+    movements = reader.exact(MOVEMENTS)
     assert sorted((m["Placement"], money(m["Gap"])) for m in movements) == sorted(
         [
             ("between two entries", Decimal("-12.5")),
@@ -144,13 +144,13 @@ def test_reconciliation_page_lists_every_movement_and_the_rules(built: Built) ->
 
 def test_breakdown_mismatches_are_credits_of_usage_shown_apart(built: Built) -> None:
     reader = read_page(built.site.out_dir / paths.reconciliation(MAIN))
-    (mismatch,) = records(reader.tables[MISMATCHES])
+    (mismatch,) = reader.exact(MISMATCHES)
     assert mismatch["Item (agent / campaign / channel)"] == " / ".join(MISREPORTED)
     assert money(mismatch["Difference"]) == BREAKDOWN_EXTRA
     assert mismatch["Break id"].startswith("bd-") and mismatch["Acknowledged"] == "no"
     assert "Credits of usage in the current period; not balance movements." in reader.text
     # Never a movement: not in the movements' table, nor in their totals.
-    assert all(not m["Break id"].startswith("bd-") for m in records(reader.tables[MOVEMENTS]))
+    assert all(not m["Break id"].startswith("bd-") for m in reader.exact(MOVEMENTS))
     assert "1 item(s) differ, by 1.50 credits of usage in all; 0 acknowledged, 1 not." in (
         reader.text
     )
@@ -163,7 +163,7 @@ def test_breakdown_mismatches_are_credits_of_usage_shown_apart(built: Built) -> 
 
 def test_a_balance_before_the_first_entry_is_a_movement_and_said_so(built: Built) -> None:
     reader = read_page(built.site.out_dir / paths.reconciliation(SECOND))
-    movements = records(reader.tables[MOVEMENTS])
+    movements = reader.exact(MOVEMENTS)
     first = movements[0]
     assert first["Placement"] == "before the first entry"
     assert money(first["Gap"]) == START_BALANCE and first["Entry before"].startswith("none")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import csv
+import re
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -10,9 +10,12 @@ from pathlib import Path
 import duckdb
 
 from dashboards import paths
+from dashboards.model import STATEMENT_LINES
 from dashboards.money import money_text
 from tests.dashboards.conftest import Built
-from tests.dashboards.pages import read_page
+from tests.dashboards.pages import money, read_page
+from tests.dashboards.spreadsheets import read_records
+from tests.dashboards.tie_out import caption
 from tests.dashboards.warehouse_factory import MAIN, SECOND, START_BALANCE, SUMMARY_SHORT_BY
 
 FIGURES = (
@@ -110,21 +113,20 @@ def independent_statements(warehouse: Path) -> dict[tuple[str, date], dict[str, 
 
 
 def _csv(built: Built, account: str, month: date) -> dict[str, str]:
-    path = built.site.out_dir / paths.statement(account, month, "csv")
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_records(built.site.out_dir / paths.statement(account, month, "csv"))
     assert len(rows) == 1
     return rows[0]
 
 
 def _months(built: Built, account: str) -> list[date]:
+    """The months with a statement CSV (statement-YYYY-MM.csv, not its lines or entries)."""
     prefix = f"{paths.account_dir(account)}/statement-"
     found = []
     for file in built.site.downloads:
         relative = file.relative_to(built.site.out_dir).as_posix()
-        if relative.startswith(prefix):
-            year, month = relative[len(prefix) : -len(".csv")].split("-")
-            found.append(date(int(year), int(month), 1))
+        named = re.fullmatch(r"(\d{4})-(\d{2})\.csv", relative.removeprefix(prefix))
+        if relative.startswith(prefix) and named:
+            found.append(date(int(named[1]), int(named[2]), 1))
     return sorted(found)
 
 
@@ -163,9 +165,12 @@ def test_statement_csv_and_page_equal_an_independent_query_of_the_ledger(built: 
                 assert row[name] == f"{truth[name]:.6f}", "CSV decimals are exact text"
             assert int(row["entries"]) == truth["entries"]
             page = read_page(built.site.out_dir / paths.statement(account, month))
-            shown = {cells[0]: cells[1] for cells in page.rows if len(cells) == 2}
-            amounts = list(shown.values())[1:]  # the first row is the header
-            assert amounts == [money_text(truth[name]) for name in FIGURES]  # type: ignore[arg-type]
+            table = caption(page, "Statement of ")
+            exact = {r["Line"]: r["Amount"] for r in page.exact(table)}
+            shown = {cells[0]: cells[1] for cells in page.tables[table][1:]}
+            for name, label in STATEMENT_LINES:
+                assert money(exact[label]) == truth[name], (account, month, name)
+                assert shown[label] == money_text(truth[name])  # to 0.01 on screen
     assert seen == set(expected), "every month with entries has a statement"
 
 

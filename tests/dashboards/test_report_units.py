@@ -9,23 +9,54 @@ from decimal import Decimal
 import pytest
 
 from dashboards import figures, paths, periods
-from dashboards.money import decimal_text, money_text, percent_text, signed_money_text
+from dashboards.money import (
+    decimal_text,
+    exact_money_text,
+    figures_rounded,
+    is_rounded,
+    money_text,
+    percent_text,
+    rounding_difference,
+    signed_money_text,
+)
 
 
 @pytest.mark.parametrize(
-    ("value", "shown"),
+    ("value", "shown", "exact"),
     [
-        ("1234.500000", "1,234.50"),
-        ("0.000125", "0.000125"),
-        ("-1234567.125000", "-1,234,567.125"),
-        ("100", "100.00"),
-        ("-0.000000", "0.00"),
-        ("999999999999.999999", "999,999,999,999.999999"),
+        ("1234.500000", "1,234.50", "1,234.50"),
+        ("0.000125", "0.00", "0.000125"),
+        ("-0.004", "0.00", "-0.004"),  # no negative zero on screen
+        ("-0.005", "-0.01", "-0.005"),  # half away from zero, as a spreadsheet shows it
+        ("37828.2485", "37,828.25", "37,828.2485"),
+        ("-1234567.125000", "-1,234,567.13", "-1,234,567.125"),
+        ("100", "100.00", "100.00"),
+        ("-0.000000", "0.00", "0.00"),
+        ("999999999999.999999", "1,000,000,000,000.00", "999,999,999,999.999999"),
     ],
 )
-def test_money_text_keeps_every_digit(value: str, shown: str) -> None:
+def test_money_is_shown_to_the_cent_and_exact_on_demand(value: str, shown: str, exact: str) -> None:
     assert money_text(Decimal(value)) == shown
-    assert Decimal(money_text(Decimal(value)).replace(",", "")) == Decimal(value)
+    assert exact_money_text(Decimal(value)) == exact
+    assert Decimal(exact_money_text(Decimal(value)).replace(",", "")) == Decimal(value)
+    assert is_rounded(Decimal(value)) is (Decimal(shown.replace(",", "")) != Decimal(value))
+
+
+def test_the_rounding_line_makes_rounded_figures_add_up() -> None:
+    parts = [Decimal("0.004"), Decimal("0.004"), Decimal("0.004")]
+    total = sum(parts, Decimal(0))  # 0.012: shown 0.01, each part shown 0.00
+    assert rounding_difference(parts) == Decimal("0.01")
+    assert sum((Decimal(money_text(p)) for p in parts), Decimal("0.01")) == Decimal(
+        money_text(total)
+    )
+    assert rounding_difference([Decimal("1.25"), Decimal("2.5")]) == 0
+
+
+def test_figures_in_stored_sentences_are_shown_to_the_cent_but_times_are_not() -> None:
+    text = "entry abc at 2026-01-20T01:05:00.086000Z, actual 500.000000, difference -12.345678"
+    assert figures_rounded(text) == (
+        "entry abc at 2026-01-20T01:05:00.086000Z, actual 500.00, difference -12.35"
+    )
 
 
 def test_decimal_text_is_plain_and_exact() -> None:
@@ -33,6 +64,7 @@ def test_decimal_text_is_plain_and_exact() -> None:
     assert decimal_text(Decimal("-0.000000")) == "0.000000"
     assert decimal_text(Decimal("1E+3")) == "1000"
     assert signed_money_text(Decimal("2.5")) == "+2.50"
+    assert signed_money_text(Decimal("-0.001")) == "0.00"
     assert percent_text(Decimal(1), Decimal(3)) == "33.3%"
     assert percent_text(Decimal(1), Decimal(0)) == "—"
 

@@ -35,7 +35,6 @@ from transforms.aggregate import (
     STATEMENT_MONEY_COLUMNS,
     burn_rate,
     daily_balance,
-    runway,
 )
 from transforms.continuity import reconcile_continuity
 from transforms.micros import MONEY
@@ -307,23 +306,9 @@ def test_totals_and_shares_per_campaign(warehouse: Warehouse) -> None:
     ]
 
 
-def test_burn_rate_and_runway() -> None:
+def test_burn_rate_is_net_consumption_per_day_and_week() -> None:
     daily = daily_balance(_usage_ledger())
     per_day = burn_rate(daily)
     assert per_day["burn"].to_list() == money("4", "4", "5")
     per_week = burn_rate(daily, "week")
     assert per_week["burn"].to_list() == money("8", "5")
-    result = runway(daily, lookback_days=10).row(0, named=True)
-    assert result["balance"] == Decimal(87)
-    assert result["avg_daily_burn"] == Decimal("1.3")
-    assert result["runway_days"] == Decimal("66.9")
-    assert (
-        runway(daily, lookback_days=1, as_of=date(2025, 1, 5)).row(0, named=True)["runway_days"]
-        is None
-    )
-
-
-def test_runway_is_zero_when_the_balance_is_gone() -> None:
-    chain = Chain(money("-5"), seconds(0), opening=Decimal(2))
-    daily = daily_balance(reconcile_continuity(ledger_frame(chain)).ordered)
-    assert runway(daily).row(0, named=True)["runway_days"] == Decimal(0)
