@@ -339,7 +339,9 @@ def test_a_trickling_server_is_cut_off_at_the_request_deadline(
         with pytest.raises(RequestDeadlineExceeded) as raised:
             api.get_json("/Consumption")
         took = time.monotonic() - started
-    assert took < 2.5, took
+    # Not a speed target: below the 5 s read timeout proves the deadline, not it, cut it off
+    # (the trickle alone would take far longer); loose enough for a loaded machine.
+    assert took < 4.5, took
     assert str(raised.value).startswith("GET /Consumption did not complete within 1s")
     assert "CREDITLENS_REQUEST_DEADLINE_S" in str(raised.value)
     print(f"reliability: hostile slowloris ({trickle_s}s/byte): cut off after {took:.2f}s")
@@ -357,7 +359,7 @@ def test_a_window_that_outlasts_its_deadline_ends_with_one_clear_error(
     message = str(raised.value)
     assert message.startswith("ledger window 2026-11-20..2026-11-20 was not read within 1s")
     assert "CREDITLENS_WINDOW_DEADLINE_S" in message and "503" in message
-    assert took < 2.5, took
+    assert took < 8, took  # 10,000 retries would not end: the window's deadline did
 
 
 def test_slowloris_is_retried_like_a_timeout_then_one_clear_error(
