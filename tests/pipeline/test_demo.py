@@ -38,11 +38,11 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
         assert str(path) in done.stdout
 
     suggested = re.findall(r'duckdb -readonly \S+ "([^"]+)"', done.stdout)
-    [statement] = [q for q in suggested if "monthly_statement" in q]
+    [statement] = [q for q in suggested if "FROM monthly_statement" in q]
     with duckdb.connect(str(analyst), read_only=True) as con:
         months = [row[0] for row in con.execute(statement).fetchall()]
         # The demo's company hides movements of several placements: named, and queryable.
-        [movements] = [q for q in suggested if "hidden_movements" in q]
+        [movements] = [q for q in suggested if "FROM hidden_movements" in q]
         placements = {row[1] for row in con.execute(movements).fetchall()}
     assert len(months) >= 12
     assert months == sorted(months)
