@@ -1,8 +1,12 @@
 """What Dagster itself costs a backfill run, before any ledger entry: an empty daily-partitioned
-asset materialized over N days in one run (the ledger asset's single-run backfill), on an
-ephemeral instance as `creditlens sync` uses it, with Dagster's default event settings and with
-the ones the CLI sets for a run whose instance dies with it (pipelines/cli/runner.py). Each
-setting runs in its own child process, so neither inherits the other's imports or instance.
+asset materialized over N days in one run (the ledger asset's single-run backfill).
+
+On an ephemeral instance, with Dagster's default event settings and with the ones the CLI sets
+for a run whose instance dies with it; then on a persistent instance in a fresh folder (what
+`creditlens sync` records its runs in by default), with Dagster's own SQLite storage and with the
+CLI's, which writes a batch of events in one transaction (pipelines.cli.instance_storage.py), both
+with the CLI's persistent settings (pipelines/cli/runner.py). Each setting runs in its own child
+process, so none inherits another's imports or instance.
 
     python -m benchmarks.dagster_partition_events [--days 730] [--repeats 2]
 """
@@ -14,9 +18,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from datetime import date, timedelta
+from pathlib import Path
 
 from dagster import (
     BackfillPolicy,
@@ -33,7 +39,18 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, QUIET
+from pipelines.cli.instance_storage import creditlens_instance
+from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, PERSISTENT_EVENT_SETTINGS, QUIET
+from pipelines.dagster_home import prepare
+
+# name -> (instance, event settings): "ephemeral", or a fresh folder with Dagster's own SQLite
+# storage ("stock") or the CLI's ("batching").
+MODES: dict[str, tuple[str, dict[str, str]]] = {
+    "Dagster's defaults": ("ephemeral", {}),
+    "the CLI's ephemeral settings": ("ephemeral", EPHEMERAL_EVENT_SETTINGS),
+    "persistent, Dagster's SQLite storage": ("stock", PERSISTENT_EVENT_SETTINGS),
+    "persistent, the CLI's batching storage": ("batching", PERSISTENT_EVENT_SETTINGS),
+}
 
 START = date(2024, 7, 1)
 
@@ -49,15 +66,25 @@ def empty() -> MaterializeResult:
     return MaterializeResult(metadata={"entries": 0})
 
 
-def run_once(days: int) -> float:
-    """One run over ``days`` daily partitions of the empty asset; its wall time."""
+def open_instance(kind: str) -> DagsterInstance:
+    if kind == "ephemeral":
+        return DagsterInstance.ephemeral()
+    home = prepare(Path(tempfile.mkdtemp(prefix="creditlens-bench-dagster-")))
+    if kind == "stock":
+        return DagsterInstance.from_config(str(home))
+    return creditlens_instance(home)
+
+
+def run_once(days: int, kind: str) -> float:
+    """One run over ``days`` daily partitions of the empty asset; its wall time (the instance's
+    creation excluded: `benchmarks.dagster_instance` measures whole syncs)."""
     job = Definitions(assets=[empty], jobs=[define_asset_job("j", [empty])]).resolve_job_def("j")
     last = START + timedelta(days=days - 1)
     tags = {
         ASSET_PARTITION_RANGE_START_TAG: START.isoformat(),
         ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
     }
-    instance = DagsterInstance.ephemeral()
+    instance = open_instance(kind)
     began = time.perf_counter()
     result = job.execute_in_process(run_config=QUIET, instance=instance, tags=tags)
     seconds = time.perf_counter() - began
@@ -66,10 +93,11 @@ def run_once(days: int) -> float:
     return seconds
 
 
-def measure(days: int, settings: dict[str, str]) -> float:
+def measure(days: int, kind: str, settings: dict[str, str]) -> float:
     env = {k: v for k, v in os.environ.items() if k not in EPHEMERAL_EVENT_SETTINGS}
     env.update(settings)
     command = [sys.executable, "-m", "benchmarks.dagster_partition_events", "--child", str(days)]
+    command += ["--kind", kind]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
@@ -81,22 +109,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=730, help="daily partitions in the run")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each setting")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--kind", default="ephemeral", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps({"seconds": run_once(args.child)}))
+        print(json.dumps({"seconds": run_once(args.child, args.kind)}))
         return 0
     if args.days < 1:
         parser.error("--days must be at least 1")
-    modes = {"Dagster's defaults": {}, "the CLI's ephemeral settings": EPHEMERAL_EVENT_SETTINGS}
     best: dict[str, float] = {}
-    for name, settings in modes.items():
-        times = [measure(args.days, settings) for _ in range(max(1, args.repeats))]
+    for name, (kind, settings) in MODES.items():
+        times = [measure(args.days, kind, settings) for _ in range(max(1, args.repeats))]
         best[name] = min(times)
         rounds = " / ".join(f"{t:.2f}" for t in times)
         print(f"{args.days} daily partitions, {name}: {best[name]:.2f}s (rounds {rounds})")
-    default, cli = best.values()
+    default, cli, stock, batching = best.values()
     per_day = 1000 * cli / args.days
     print(f"ratio defaults / CLI settings: {default / cli:.2f}x; per day {per_day:.1f} ms")
+    print(
+        f"persistent / ephemeral (CLI settings): {batching / cli:.2f}x with the CLI's storage, "
+        f"{stock / cli:.2f}x with Dagster's; per day {1000 * batching / args.days:.1f} ms"
+    )
     return 0
 
 

@@ -1,7 +1,9 @@
 """The Dagster code location: every domain's definitions, merged, and the shared resources.
 
 Each domain (ledger, snapshots, reconciliation, reports, audit) declares its own assets, checks,
-jobs, schedules and resources in its ``definitions.py``; this module only lists the domains.
+jobs, schedules and resources in its ``definitions.py``; this module lists the domains, adds what
+spans them (the automation that makes the refresh follow the ledger) and describes every asset
+the same way (owners, the column schema of its warehouse table: pipelines/dagster_metadata.py).
 ``dagster dev -w workspace.yaml`` loads ``defs``; ``creditlens sync`` runs the same definitions
 in-process, so the CLI and the UI cannot drift apart.
 """
@@ -11,9 +13,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-from dagster import BetaWarning, Definitions
+from dagster import BetaWarning, Definitions, PreviewWarning
 
 from pipelines.audit import definitions as audit
+from pipelines.automation import automation_sensor
+from pipelines.dagster_metadata import described
 from pipelines.ledger import definitions as ledger
 from pipelines.reconciliation import definitions as reconciliation
 from pipelines.reports import definitions as reports
@@ -35,10 +39,14 @@ DOMAINS: tuple[Callable[[Settings], Definitions], ...] = (
 
 def build_definitions(settings: Settings | None = None) -> Definitions:
     settings = settings or Settings.from_env()
-    return Definitions.merge(
-        Definitions(resources=shared_resources(settings)),
+    merged = Definitions.merge(
+        Definitions(resources=shared_resources(settings), sensors=[automation_sensor]),
         *(build(settings) for build in DOMAINS),
     )
+    # "Preview" in Dagster 1.13; it only rewrites the specs (owners, metadata), keys unchanged.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PreviewWarning)
+        return merged.map_asset_specs(func=described(settings))
 
 
 defs = build_definitions()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -75,6 +76,27 @@ def _non_negative_number(value: Any) -> Any:
     return number
 
 
+def _positive_number(value: Any) -> Any:
+    number = _non_negative_number(value)
+    if number == 0:
+        raise ValueError("must be a number > 0")
+    return float(number)
+
+
+# Dagster's own rule for an asset owner: an email address, or a team name after "team:".
+_OWNER = re.compile(r"(team:\S+|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,7})")
+
+
+def _owners(value: Any) -> Any:
+    """Owners, comma-separated; each an email or ``team:NAME``, as Dagster accepts them."""
+    if isinstance(value, str):
+        owners = [o.strip() for o in value.split(",") if o.strip()]
+        if not all(_OWNER.fullmatch(o) for o in owners):
+            raise ValueError("each owner must be an email address or team:NAME")
+        return ",".join(owners)
+    return value
+
+
 def _paths(value: Any) -> Any:
     """The audit's scan paths: one variable, separated like PATH (``:``, ``;`` on Windows)."""
     if isinstance(value, str):
@@ -110,6 +132,8 @@ def _names_a_variable(example: str, holds: str) -> BeforeValidator:
 
 Day = Annotated[date, BeforeValidator(_iso_day)]
 WholeNumber = Annotated[int, _whole_number(), Field(ge=0)]
+PositiveNumber = Annotated[float, BeforeValidator(_positive_number)]
+DagsterInstanceKind = Literal["persistent", "ephemeral"]
 # The name of a variable holding a secret, stored instead of the secret: upper case by
 # convention (``ENV_NAME_PATTERN``), so that a key pasted in its place is refused, never stored.
 KeyVariable = Annotated[
@@ -203,6 +227,23 @@ class Settings(BaseModel):
     # The key fingerprints' secret: the variable holding it, else a file in the state dir.
     audit_secret_env: AuditSecretVariable = AUDIT_SECRET_ENV
     audit_state_dir: Path = env_field("CREDITLENS_AUDIT_STATE_DIR", Path("~/.creditlens"))
+    # How long a write waits for the warehouse's lock before failing; the wait is reported
+    # (who holds it, since when) from its first moment, so a long wait is never a silent one.
+    lock_timeout_s: PositiveNumber = env_field("CREDITLENS_LOCK_TIMEOUT_S", 600.0)
+    # Who answers for the assets in Dagster's UI: emails or team:NAME, comma-separated.
+    owners: Annotated[str, BeforeValidator(_owners)] = env_field(
+        "CREDITLENS_OWNERS", "team:creditlens"
+    )
+    # The ledger (and the reports that follow it) is stale in Dagster's UI this long after its
+    # last sync: the daily sync plus a margin for a slow or retried run.
+    ledger_stale_after_hours: PositiveNumber = env_field(
+        "CREDITLENS_LEDGER_STALE_AFTER_HOURS", 26.0
+    )
+    # Where CLI runs are recorded, so `dagster dev` over the same warehouse shows them. None: a
+    # folder beside the warehouse (DAGSTER_HOME, when set, wins). An ephemeral instance keeps
+    # them nowhere, a little faster, for throwaway runs (pipelines/dagster_home.py).
+    dagster_home: Path | None = env_field("CREDITLENS_DAGSTER_HOME", None)
+    dagster_instance: DagsterInstanceKind = env_field("CREDITLENS_DAGSTER_INSTANCE", "persistent")
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
 
     @field_validator("accounts")

@@ -1,9 +1,10 @@
 """creditlens as a user runs it: `creditlens sync --since FIRST --until LAST`, end to end.
 
-A fresh warehouse per run, configured only through CREDITLENS_* variables, no DAGSTER_HOME (an
-ephemeral instance, as a first run on a laptop). The whole process is timed, Python start-up,
-Dagster, snapshots and the analyst copy included; the ledger's own figure is read back from the
-summary line the command prints.
+A fresh warehouse per run, configured only through CREDITLENS_* variables, no DAGSTER_HOME: the
+runs are recorded in the default persistent instance beside the warehouse, as a first run on a
+laptop (``extra_env`` may choose another, as benchmarks/dagster_instance.py does). The whole
+process is timed, Python start-up, Dagster, snapshots and the analyst copy included; the
+ledger's own figure is read back from the summary line the command prints.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -67,13 +69,17 @@ def run_creditlens(
     *,
     timeout_s: float,
     python: str = sys.executable,
+    extra_env: Mapping[str, str] | None = None,
+    ledger_start: date | None = None,
 ) -> CreditlensRun:
+    """``ledger_start``: where the ledger begins when the sync starts later (default: ``first``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     command = [python, "-m", "pipelines.cli", "sync"]
     command += ["--since", first.isoformat(), "--until", last.isoformat()]
+    env = sync_environment(base_url, key, account, workdir, ledger_start or first)
     run = run_child(
         command,
-        env=sync_environment(base_url, key, account, workdir, first),
+        env={**env, **(extra_env or {})},
         cwd=ROOT,
         timeout_s=timeout_s,
         log_dir=workdir,

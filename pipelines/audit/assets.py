@@ -12,7 +12,10 @@ from pipelines.audit.report import exit_code, severity_counts
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
 from pipelines.audit.severity import Severity
+from pipelines.dagster_metadata import row_count
 from pipelines.resources import WarehouseResource
+from pipelines.resources.warehouse import WAREHOUSE_POOL
+from pipelines.warehouse.row_counts import table_rows
 
 
 @asset(
@@ -21,20 +24,23 @@ from pipelines.resources import WarehouseResource
     description="Which API keys read billing data, and where they are used (tables key_audit "
     "and key_audit_findings).",
     kinds={"duckdb", "python"},
+    pool=WAREHOUSE_POOL,
 )
 def key_audit(
     context: AssetExecutionContext, key_audit_config: KeyAuditResource, warehouse: WarehouseResource
 ) -> MaterializeResult:
     if key_audit_config.inventory is None:
         raise Failure("no key inventory: set CREDITLENS_AUDIT_INVENTORY to the inventory file")
-    report = run_audit(
-        key_audit_config.inventory,
-        key_audit_config.scan_paths,
-        settings=key_audit_config.settings(),
-        api_settings_overrides={"timeout_s": key_audit_config.timeout_s},
-        run_id=context.run.run_id,
-    )
-    land_audit(report, warehouse.warehouse())
+    with warehouse.step(context, "key_audit"):
+        report = run_audit(
+            key_audit_config.inventory,
+            key_audit_config.scan_paths,
+            settings=key_audit_config.settings(),
+            api_settings_overrides={"timeout_s": key_audit_config.timeout_s},
+            run_id=context.run.run_id,
+        )
+        land_audit(report, warehouse.warehouse())
+        rows = table_rows(warehouse.path, ["key_audit"])["key_audit"]
     by_severity = severity_counts(report)
     return MaterializeResult(
         metadata={
@@ -44,5 +50,6 @@ def key_audit(
             "severity": report.severity.value,
             "fails_high": bool(exit_code(report, Severity.HIGH)),
             **{f"findings_{k}": v for k, v in by_severity.items()},
+            **row_count(rows),
         }
     )

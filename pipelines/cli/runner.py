@@ -1,27 +1,39 @@
 """Running the Dagster definitions in-process, for the CLI.
 
-The CLI is a thin shell over the same jobs the UI runs; what it adds is a progress display and
-turning a failed run into one line a person can act on.
+The CLI is a thin shell over the same jobs the UI runs; what it adds is a progress display,
+the instance both share (pipelines/cli/instance.py), and turning a failed run into one line a
+person can act on.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from dagster import DagsterInstance, Definitions
+from dagster import DagsterEventType, DagsterInstance, Definitions
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from pipelines import progress
+from pipelines.cli.instance import cli_tags, instance
+from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
+
+__all__ = ["EPHEMERAL_EVENT_SETTINGS", "RunFailed", "RunOutcome", "instance", "run_job"]
+
 # Dagster's console logger prints every step, and a failure with its stack trace; the CLI prints
 # its own summary and one line per failure instead (the event log keeps everything).
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+# Checks whose failure is a finding of the reconciliation, not a failure of the command: they
+# block the reports in Dagster, and the CLI lists them (exit 3 with --fail-on-breaks).
+FINDINGS = frozenset({HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY})
+BLOCKED_BY_CHECKS = "DagsterAssetCheckFailedError"
 
 
 class RunFailed(RuntimeError):
@@ -33,42 +45,45 @@ class RunOutcome:
     job: str
     success: bool
     run_id: str = ""
+    # Per asset, what the run recorded: its totals where it recorded them once (an observation,
+    # as the ledger does for a range of days), else its materialization's metadata.
     materializations: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, tuple[bool, str, dict[str, Any]]] = field(default_factory=dict)
 
 
-# Dagster's own switches, for an instance that dies with the process. A backfill over N days
-# otherwise stores N planned and N materialization events one by one (about 4 ms each in the
-# in-memory SQLite log: 6 s for two years, whatever the entries); nobody reads them after exit.
-# Planned events become one per asset with the run's partition subset, and the materializations
-# are handed to the storage as one batch. A persistent instance keeps Dagster's defaults: there
-# the UI shows each day, and marks a failed run's days as failed.
+# Dagster's own switches, set for a CLI run only. Materializations are handed to the storage as
+# one batch: in an ephemeral instance (a backfill over N days otherwise stores N events one by
+# one, about 4 ms each in the in-memory log), and in a persistent one, whose storage writes a
+# batch in one transaction (pipelines.cli.instance_storage.py; 20 ms an event otherwise). Only an
+# instance that dies with the process also plans the run's days in one event: a persistent one
+# keeps one planned event per day, so the UI marks the days of a failed run as failed.
 EPHEMERAL_EVENT_SETTINGS = {
     "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS": "true",
     "DAGSTER_EVENT_BATCH_SIZE": "1000",
 }
-
-
-def instance() -> DagsterInstance:
-    """The persistent instance when DAGSTER_HOME is set (runs then show in the UI)."""
-    if os.environ.get("DAGSTER_HOME"):
-        return DagsterInstance.get()
-    return DagsterInstance.ephemeral()
+PERSISTENT_EVENT_SETTINGS = {"DAGSTER_EVENT_BATCH_SIZE": "1000"}
 
 
 @contextmanager
 def event_settings(dagster_instance: DagsterInstance) -> Iterator[None]:
-    """Dagster reads these from the environment during a run: set for this run only, and only
-    where nothing outlives it; a value the user set wins."""
-    added = []
-    if dagster_instance.is_ephemeral:
-        added = [name for name in EPHEMERAL_EVENT_SETTINGS if name not in os.environ]
-        os.environ.update({name: EPHEMERAL_EVENT_SETTINGS[name] for name in added})
+    """Dagster reads these from the environment during a run: set for this run only; a value
+    the user set wins."""
+    wanted = (
+        EPHEMERAL_EVENT_SETTINGS if dagster_instance.is_ephemeral else PERSISTENT_EVENT_SETTINGS
+    )
+    added = [name for name in wanted if name not in os.environ]
+    os.environ.update({name: wanted[name] for name in added})
     try:
         yield
     finally:
         for name in added:
             os.environ.pop(name, None)
+
+
+def _print_waits(event: str, data: dict[str, Any]) -> None:
+    """A wait for the warehouse's lock, said on stderr as it happens (who holds it, since when)."""
+    if event == "warehouse.wait":
+        print(data["line"], file=sys.stderr, flush=True)
 
 
 def run_job(
@@ -80,53 +95,83 @@ def run_job(
     last: date | None = None,
 ) -> RunOutcome:
     job = defs.resolve_job_def(job_name)
-    tags: dict[str, str] = {}
+    tags = cli_tags()
     if first is not None and last is not None:
-        tags = {
-            ASSET_PARTITION_RANGE_START_TAG: first.isoformat(),
-            ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
-        }
-    with event_settings(dagster_instance):
+        tags[ASSET_PARTITION_RANGE_START_TAG] = first.isoformat()
+        tags[ASSET_PARTITION_RANGE_END_TAG] = last.isoformat()
+    with event_settings(dagster_instance), progress.listening(_print_waits):
         result = job.execute_in_process(
             run_config=QUIET, instance=dagster_instance, tags=tags, raise_on_error=False
         )
     outcome = RunOutcome(job_name, result.success, result.run_id)
+    totals: set[str] = set()
     for event in result.all_events:
-        if event.is_step_materialization:
+        if event.event_type == DagsterEventType.ASSET_OBSERVATION:
+            observation = event.asset_observation_data.asset_observation
+            key = observation.asset_key.to_user_string()
+            outcome.materializations[key] = _values(observation.metadata)
+            totals.add(key)
+        elif event.is_step_materialization:
             mat = event.step_materialization_data.materialization
-            outcome.materializations[mat.asset_key.to_user_string()] = {
-                k: getattr(v, "value", v) for k, v in mat.metadata.items()
-            }
+            key = mat.asset_key.to_user_string()
+            if key not in totals:
+                outcome.materializations[key] = _values(mat.metadata)
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             data = event.asset_check_evaluation_data
             outcome.checks[data.check_name] = (
                 data.passed,
                 str(getattr(data.severity, "value", data.severity)),
-                {k: getattr(v, "value", v) for k, v in data.metadata.items()},
+                _values(data.metadata),
             )
-    if not result.success:
-        raise RunFailed(first_failure(result) or f"the {job_name} run failed")
+    if not result.success and not _only_findings(result, outcome):
+        raise RunFailed(first_failure(result, outcome) or f"the {job_name} run failed")
     return outcome
 
 
-def first_failure(result: Any) -> str | None:
-    for event in result.all_events:
-        if event.is_step_failure:
-            error = event.step_failure_data.error
-            # Dagster wraps the user's exception; its cause holds the message we wrote.
-            while (
-                error is not None
-                and error.cause is not None
-                and "DagsterExecutionStepExecutionError" in (error.cls_name or "")
-            ):
-                error = error.cause
-            if error is None:
-                continue
-            message = (error.message or "").strip()
-            name = error.cls_name or ""
-            # "pipelines.api.errors.Unauthorized: text" -> "text"
-            head, sep, rest = message.partition(": ")
-            if sep and head.rsplit(".", 1)[-1] == name:
-                message = rest
-            return message.splitlines()[0] if message else name
+def _values(metadata: Any) -> dict[str, Any]:
+    return {k: getattr(v, "value", v) for k, v in metadata.items()}
+
+
+def _step_errors(result: Any) -> list[Any]:
+    return [e.step_failure_data for e in result.all_events if e.is_step_failure]
+
+
+def _only_findings(result: Any, outcome: RunOutcome) -> bool:
+    """The run stopped only because reconciliation checks found something: a result to report,
+    which --fail-on-breaks turns into an exit code, not a failure of the sync."""
+    failures = _step_errors(result)
+    failed_checks = {name for name, (passed, _, _) in outcome.checks.items() if not passed}
+    return (
+        bool(failures)
+        and all(f.error is not None and f.error.cls_name == BLOCKED_BY_CHECKS for f in failures)
+        and bool(failed_checks)
+        and failed_checks <= FINDINGS
+    )
+
+
+def first_failure(result: Any, outcome: RunOutcome | None = None) -> str | None:
+    for data in _step_errors(result):
+        # A known failure ends its step as Dagster's Failure, its description the one line.
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            return " ".join(data.user_failure_data.description.split())
+        error = data.error
+        if error is not None and error.cls_name == BLOCKED_BY_CHECKS and outcome is not None:
+            failed = [f"{n} ({meta})" for n, (ok, _, meta) in outcome.checks.items() if not ok]
+            return "blocking check failed: " + "; ".join(failed)
+        # Dagster wraps the user's exception; its cause holds the message we wrote.
+        while (
+            error is not None
+            and error.cause is not None
+            and "DagsterExecutionStepExecutionError" in (error.cls_name or "")
+        ):
+            error = error.cause
+        if error is None:
+            continue
+        message = (error.message or "").strip()
+        name = error.cls_name or ""
+        # "pipelines.api.errors.Unauthorized: text" -> "text"
+        head, sep, rest = message.partition(": ")
+        if sep and head.rsplit(".", 1)[-1] == name:
+            message = rest
+        return message.splitlines()[0] if message else name
     return None

@@ -132,7 +132,7 @@ def run_sync(settings: Settings, since: str | None, until: str | None) -> SyncRe
     begins = history.first_day if history else _recorded_begin(settings)
     first, last = resolve_range(settings, since, until, begins)
     defs = build_definitions(settings)
-    dagster_instance = instance()
+    dagster_instance = instance(settings)
     with sync_progress():
         ledger = run_job(defs, "ledger_sync", dagster_instance, first=first, last=last)
     snapshots = run_job(defs, "snapshot_sync", dagster_instance)

@@ -1,6 +1,16 @@
-"""Checks on the landed ledger that Dagster records with every materialization."""
+"""Checks on the landed ledger that Dagster records with every materialization.
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetKey, asset_check
+Both are ERROR checks that block: a run that landed a broken ledger stops there, and the
+refresh that follows the ledger (pipelines/automation.py) is not requested over it.
+"""
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetKey,
+    asset_check,
+)
 
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.warehouse.read import duplicate_entry_ids, latest_sync_counts
@@ -15,9 +25,12 @@ LEDGER = AssetKey("ledger_entries")
     blocking=True,
 )
 def fetched_equals_landed_plus_quarantined(
-    platform_api: PlatformApiResource, warehouse: WarehouseResource
+    context: AssetCheckExecutionContext,
+    platform_api: PlatformApiResource,
+    warehouse: WarehouseResource,
 ) -> AssetCheckResult:
-    counts = latest_sync_counts(warehouse.path, platform_api.account)
+    with warehouse.step(context, "fetched_equals_landed_plus_quarantined"):
+        counts = latest_sync_counts(warehouse.path, platform_api.account)
     if counts is None:
         return AssetCheckResult(passed=True, metadata={"note": "no sync recorded yet"})
     return AssetCheckResult(
@@ -36,11 +49,15 @@ def fetched_equals_landed_plus_quarantined(
     asset=LEDGER,
     name="entry_ids_unique",
     description="Each (account, entry_id) appears once: the identity rule holds in the warehouse.",
+    blocking=True,
 )
 def entry_ids_unique(
-    platform_api: PlatformApiResource, warehouse: WarehouseResource
+    context: AssetCheckExecutionContext,
+    platform_api: PlatformApiResource,
+    warehouse: WarehouseResource,
 ) -> AssetCheckResult:
-    duplicates = duplicate_entry_ids(warehouse.path, platform_api.account)
+    with warehouse.step(context, "entry_ids_unique"):
+        duplicates = duplicate_entry_ids(warehouse.path, platform_api.account)
     return AssetCheckResult(
         passed=duplicates == 0,
         severity=AssetCheckSeverity.ERROR,

@@ -1,10 +1,12 @@
 """The ledger domain: daily partitions from where the ledger begins, the sync job, its daily
-schedule (with CREDITLENS_LOOKBACK_DAYS) and the checks on what it landed."""
+schedule (with CREDITLENS_LOOKBACK_DAYS), the checks on what it landed, and its freshness
+(stale CREDITLENS_LEDGER_STALE_AFTER_HOURS after the last sync)."""
 
 from __future__ import annotations
 
 from dagster import Definitions, define_asset_job
 
+from pipelines.automation import ledger_freshness
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
 from pipelines.ledger.history_asset import ledger_history
@@ -24,7 +26,10 @@ def build_definitions(settings: Settings) -> Definitions:
         description="Find where the company's ledger begins (run once, then reload).",
     )
     return Definitions(
-        assets=[ledger_history, build_ledger_asset(partitions)],
+        assets=[
+            ledger_history,
+            build_ledger_asset(partitions, ledger_freshness(settings.ledger_stale_after_hours)),
+        ],
         asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
         jobs=[job, discovery],
         schedules=[build_ledger_schedule(job, partitions, settings.lookback_days)],

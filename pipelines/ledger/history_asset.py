@@ -11,10 +11,13 @@ from typing import Any
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from pipelines.api.client import PlatformClient
+from pipelines.dagster_metadata import row_count
 from pipelines.ledger.history import Decision, History, discover, first_entry
 from pipelines.ledger.history_probe import ApiProbe
 from pipelines.resources import PlatformApiResource, WarehouseResource
+from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import AccountSettings
+from pipelines.warehouse.row_counts import table_rows
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import EntryTypeRules
 
@@ -80,19 +83,22 @@ def history_metadata(history: History) -> dict[str, Any]:
         "location after it to start the ledger's partitions there."
     ),
     kinds={"duckdb", "python"},
+    pool=WAREHOUSE_POOL,
 )
 def ledger_history(
     context: AssetExecutionContext,
     platform_api: PlatformApiResource,
     warehouse: WarehouseResource,
 ) -> MaterializeResult:
-    account = platform_api.account_settings()
-    rules = EntryTypeRules(debit_pattern=platform_api.settings().debit_type_pattern)
-    with platform_api.client() as client:
-        history = discover_history(client, account, rules)
-    record_history(warehouse.warehouse(), history, context.run.run_id)
+    with warehouse.step(context, "ledger_history"):
+        account = platform_api.account_settings()
+        rules = EntryTypeRules(debit_pattern=platform_api.settings().debit_type_pattern)
+        with platform_api.client() as client:
+            history = discover_history(client, account, rules)
+        record_history(warehouse.warehouse(), history, context.run.run_id)
+        rows = table_rows(warehouse.path, ["ledger_history"])["ledger_history"]
     context.log.info(f"history of {history.account}: {history.sentence()}")
-    return MaterializeResult(metadata=history_metadata(history))
+    return MaterializeResult(metadata={**history_metadata(history), **row_count(rows)})
 
 
 __all__ = ["Decision", "discover_history", "ledger_history", "record_history"]

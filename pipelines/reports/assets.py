@@ -1,4 +1,9 @@
-"""The report site as a Dagster asset, built from the warehouse alone."""
+"""The report site as a Dagster asset, built from the warehouse alone.
+
+Rebuilt after each ledger sync, in the run of the reconciliation (pipelines/automation.py),
+unless a blocking check of the reconciliation failed: then it keeps its older build and goes
+stale in the UI (its freshness follows the ledger's) rather than being called fresh.
+"""
 
 from datetime import date
 
@@ -13,6 +18,7 @@ from dagster import (
 from pydantic import Field
 
 from dashboards import build_site
+from pipelines.automation import with_the_refresh
 from pipelines.reports.resources import ReportsResource
 from pipelines.resources import WarehouseResource
 
@@ -28,6 +34,7 @@ class ReportConfig(Config):
     description="The offline Plotly report site: overview, statements, agents, campaigns, "
     "channels, reconciliation, key audit.",
     kinds={"html", "plotly"},
+    automation_condition=with_the_refresh(),
 )
 def reports(
     context: AssetExecutionContext,
@@ -36,7 +43,8 @@ def reports(
     reports_config: ReportsResource,
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
-    result = build_site(warehouse.path, reports_config.out_dir, account=None, month=month)
+    with warehouse.step(context, "reports"):
+        result = build_site(warehouse.path, reports_config.out_dir, account=None, month=month)
     for notice in result.notices:
         context.log.warning(notice)
     return MaterializeResult(

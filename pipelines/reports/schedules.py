@@ -1,4 +1,10 @@
-"""The report site rebuilt daily after the refresh and, on the 1st, for the month just ended."""
+"""The daily refresh's job and its safety-net schedule, and the month-end report.
+
+The snapshots, the reconciliation and the reports follow each ledger sync by themselves
+(pipelines/automation.py). The ``daily_refresh`` schedule keeps its name and time for
+instances where that automation is off, but no longer fires blind: it requests the refresh only
+over a ledger sync that finished well and is not reconciled yet, and says why it skips.
+"""
 
 from datetime import timedelta
 
@@ -6,13 +12,15 @@ from dagster import (
     AssetSelection,
     RunRequest,
     ScheduleEvaluationContext,
+    SkipReason,
     define_asset_job,
     schedule,
 )
 
+from pipelines.automation import refresh_request
 from pipelines.reconciliation.assets import reconciliation
 from pipelines.reports.assets import reports
-from pipelines.schedules import SCHEDULE_TIMEZONE, utc_schedule
+from pipelines.schedules import SCHEDULE_TIMEZONE
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
 
 report_job = define_asset_job(
@@ -25,12 +33,17 @@ daily_refresh_job = define_asset_job(
     description="Snapshots, reconciliation and the report site, after the daily ledger sync.",
 )
 
-daily_refresh = utc_schedule(
-    "daily_refresh",
-    daily_refresh_job,
-    "45 0 * * *",
-    "Daily at 00:45 UTC, after the ledger sync: snapshots, reconciliation, reports.",
+
+@schedule(
+    job=daily_refresh_job,
+    cron_schedule="45 0 * * *",
+    execution_timezone=SCHEDULE_TIMEZONE,
+    name="daily_refresh",
+    description="Daily at 00:45 UTC: snapshots, reconciliation, reports, only over a ledger sync "
+    "that succeeded and is not reconciled yet (the automation usually did it already).",
 )
+def daily_refresh(context: ScheduleEvaluationContext) -> RunRequest | SkipReason:
+    return refresh_request(context.instance, "refresh")
 
 
 @schedule(

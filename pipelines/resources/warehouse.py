@@ -1,22 +1,60 @@
-"""The DuckDB warehouse as a Dagster resource (CREDITLENS_WAREHOUSE and its neighbours)."""
+"""The DuckDB warehouse as a Dagster resource (CREDITLENS_WAREHOUSE and its neighbours).
+
+Every asset and check that touches the warehouse runs its body in ``step``: the locks it takes
+are recorded as held by its run (so another writer waiting on it can say by whom), its waits on
+the lock are logged in the run's event log and reported to the CLI's progress display, and a
+known failure ends it as one line (pipelines/failures.py).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from dagster import AssetCheckExecutionContext, AssetExecutionContext
+from pydantic import Field
+
+from pipelines import progress
+from pipelines.failures import failing_clearly
 from pipelines.resources.settings import SettingsResource
+from pipelines.warehouse.lock import LockWait, holding_for, reporting_waits
 from pipelines.warehouse.writer import Warehouse
+
+# The pool of every asset that writes the warehouse: one DuckDB file, one writer at a time.
+# Its limit (1) is in pipelines/dagster.yaml; docs/operating.md says how runs queue on it.
+WAREHOUSE_POOL = "warehouse"
 
 
 class WarehouseResource(SettingsResource):
-    lock_timeout_s: float = 600.0
+    lock_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds a write waits for the warehouse's lock (default: "
+        "CREDITLENS_LOCK_TIMEOUT_S).",
+    )
 
     @property
     def path(self) -> Path:
         return self.settings().warehouse
 
     def warehouse(self) -> Warehouse:
-        return self.settings().open_warehouse(self.lock_timeout_s)
+        timeout = self.lock_timeout_s or self.settings().lock_timeout_s
+        return self.settings().open_warehouse(timeout)
 
     def staging_root(self) -> Path:
         return self.settings().staging_root
+
+    @contextmanager
+    def step(
+        self, context: AssetExecutionContext | AssetCheckExecutionContext, what: str
+    ) -> Iterator[None]:
+        """The body of a step that reads or writes the warehouse (see the module's docstring)."""
+
+        def report(wait: LockWait) -> None:
+            line = wait.sentence()
+            context.log.info(line)
+            progress.report("warehouse.wait", line=line, waited_s=wait.waited_s)
+
+        with failing_clearly(), holding_for(context.run.run_id, what), reporting_waits(report):
+            yield

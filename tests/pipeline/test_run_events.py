@@ -1,9 +1,11 @@
 """What a CLI run leaves in Dagster's event log: per-day planned events only where they are kept.
 
-An ephemeral instance dies with the process, so the CLI asks Dagster for one planned event per
-asset (with the run's partition subset) instead of one per day, and stores the materializations
-as one batch; a persistent instance (DAGSTER_HOME), whose UI shows each day, keeps Dagster's
-defaults. Either way every day still gets its materialization.
+By default the CLI records its runs in a persistent instance beside the warehouse (or
+DAGSTER_HOME), whose UI shows each day: one planned event per day, so a failed run marks its
+days failed, and the materializations stored as one batch. An ephemeral instance
+(CREDITLENS_DAGSTER_INSTANCE=ephemeral) dies with the process, so the CLI asks Dagster for one
+planned event per asset (with the run's partition subset) instead. Either way every day still
+gets its materialization, and the switches are set for the run only.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from pathlib import Path
 import pytest
 from dagster import DagsterEventType, DagsterInstance
 
-from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, instance, run_job
+from pipelines.cli.runner import (
+    EPHEMERAL_EVENT_SETTINGS,
+    PERSISTENT_EVENT_SETTINGS,
+    instance,
+    run_job,
+)
 from pipelines.definitions import build_definitions
 from pipelines.settings import Settings
 from tests.conftest import Simulated
@@ -56,23 +63,42 @@ def _run_ledger(settings: Settings, s: Simulated) -> tuple[DagsterInstance, str]
     return dagster_instance, outcome.run_id
 
 
+def _clear_switches(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in {*EPHEMERAL_EVENT_SETTINGS, *PERSISTENT_EVENT_SETTINGS}:
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_an_ephemeral_run_plans_once_and_still_materializes_every_day(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in EPHEMERAL_EVENT_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    _clear_switches(monkeypatch)
     s = simulated("small")
-    dagster_instance, run_id = _run_ledger(creditlens_env(s), s)
+    dagster_instance, run_id = _run_ledger(
+        creditlens_env(s, CREDITLENS_DAGSTER_INSTANCE="ephemeral"), s
+    )
+    assert dagster_instance.is_ephemeral
     assert _ledger_events(dagster_instance, run_id) == (1, DAYS)
     # Set for the run only: a later persistent instance in the same process keeps the defaults.
     assert not set(EPHEMERAL_EVENT_SETTINGS) & set(os.environ)
 
 
-def test_a_persistent_instance_keeps_dagsters_per_day_events(
+def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _clear_switches(monkeypatch)
+    s = simulated("small")
+    settings = creditlens_env(s)
+    dagster_instance, run_id = _run_ledger(settings, s)
+    assert not dagster_instance.is_ephemeral
+    assert dagster_instance.root_directory == str(settings.warehouse.parent / ".creditlens-dagster")
+    assert _ledger_events(dagster_instance, run_id) == (DAYS, DAYS)
+    assert not set(PERSISTENT_EVENT_SETTINGS) & set(os.environ)
+
+
+def test_dagster_home_wins_and_keeps_dagsters_per_day_events(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for name in EPHEMERAL_EVENT_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+    _clear_switches(monkeypatch)
     s = simulated("small")
     settings = creditlens_env(s)
     home = tmp_path / "dagster-home"
@@ -80,4 +106,6 @@ def test_a_persistent_instance_keeps_dagsters_per_day_events(
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     dagster_instance, run_id = _run_ledger(settings, s)
     assert not dagster_instance.is_ephemeral
+    assert dagster_instance.root_directory == str(home)
+    assert (home / "dagster.yaml").is_file()  # creditlens's, since the folder had none
     assert _ledger_events(dagster_instance, run_id) == (DAYS, DAYS)

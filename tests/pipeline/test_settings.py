@@ -48,6 +48,9 @@ FULL_ENV = {
     "CREDITLENS_RANGE_END_PARAM": "to",
     "CREDITLENS_RANGE_FORMAT": "datetime",
     "CREDITLENS_TIMEOUT": "12.5",
+    "CREDITLENS_REQUEST_DEADLINE_S": "60",
+    "CREDITLENS_WINDOW_DEADLINE_S": "1800",
+    "CREDITLENS_MAX_RESPONSE_BYTES": "1048576",
     "CREDITLENS_MAX_RETRIES": "2",
     "CREDITLENS_BACKOFF_BASE_S": "0.5",
     "CREDITLENS_BACKOFF_MAX_S": "4.0",
@@ -56,6 +59,11 @@ FULL_ENV = {
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
     "CREDITLENS_HISTORY_LIMIT": "400",
+    "CREDITLENS_LOCK_TIMEOUT_S": "120",
+    "CREDITLENS_OWNERS": "team:finance-data, ops@example.com",
+    "CREDITLENS_LEDGER_STALE_AFTER_HOURS": "30",
+    "CREDITLENS_DAGSTER_HOME": "/var/lib/creditlens/dagster",
+    "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
 }
 
 
@@ -71,6 +79,10 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert account.name == "acme" and account.base_url == "https://api.example.test/v1"
     assert account.snapshot_fields == {"campaign.name": "title"}
     assert account.history_limit == 400 and settings.ledger_start is not None
+    assert settings.lock_timeout_s == 120 and settings.ledger_stale_after_hours == 30
+    assert settings.owners == "team:finance-data,ops@example.com"
+    assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
+    assert settings.dagster_instance == "ephemeral"
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
         12.5,
@@ -86,6 +98,8 @@ def test_defaults_without_any_variable() -> None:
     assert settings.staging_root == Path(".creditlens-staging")
     assert settings.audit_state_dir == Path("~/.creditlens")
     assert settings.audit_secret_env == AUDIT_SECRET_ENV
+    assert (settings.owners, settings.lock_timeout_s) == ("team:creditlens", 600)
+    assert (settings.dagster_home, settings.dagster_instance) == (None, "persistent")
 
 
 def test_to_env_gives_the_same_settings_back() -> None:
@@ -104,6 +118,10 @@ def test_to_env_gives_the_same_settings_back() -> None:
         ("CREDITLENS_RANGE_FORMAT", "epoch"),
         ("CREDITLENS_CONCURRENCY", "99"),
         ("CREDITLENS_WORKER_MIN_ENTRIES", "-1"),
+        ("CREDITLENS_OWNERS", "finance"),
+        ("CREDITLENS_LOCK_TIMEOUT_S", "0"),
+        ("CREDITLENS_LEDGER_STALE_AFTER_HOURS", "a day"),
+        ("CREDITLENS_DAGSTER_INSTANCE", "memory"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable_and_value(name: str, value: str) -> None:

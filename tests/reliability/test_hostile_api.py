@@ -358,7 +358,9 @@ def test_a_window_that_outlasts_its_deadline_ends_with_one_clear_error(
         took = time.monotonic() - started
     message = str(raised.value)
     assert message.startswith("ledger window 2026-11-20..2026-11-20 was not read within 1s")
-    assert "CREDITLENS_WINDOW_DEADLINE_S" in message and "503" in message
+    assert "CREDITLENS_WINDOW_DEADLINE_S" in message
+    # The deadline falls between retries (the last answer, a 503, is named) or during one.
+    assert "503" in message or "cut off by the deadline" in message, message
     assert took < 8, took  # 10,000 retries would not end: the window's deadline did
 
 

@@ -1,0 +1,96 @@
+"""The refresh follows the ledger's data: requested by its materialization, never by a failure.
+
+`daily_refresh` used to fire 30 minutes after the ledger sync's schedule, whether the sync had
+finished, failed or was still running.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from dagster import (
+    AssetKey,
+    DagsterInstance,
+    Definitions,
+    RunRequest,
+    SkipReason,
+    build_schedule_context,
+    evaluate_automation_conditions,
+)
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
+
+from pipelines.cli.runner import QUIET
+from pipelines.definitions import build_definitions
+from pipelines.reports.schedules import daily_refresh
+from pipelines.snapshots.registry import TABLES
+from tests.conftest import Simulated
+from tests.dagster.support import Env, Start, cli_instance, home, sync_days
+
+REFRESH = {*TABLES, "balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched"}
+
+
+def _ui_sync(defs: Definitions, dagster_instance: DagsterInstance, s: Simulated) -> bool:
+    """A ledger run as the UI or its schedule launches it (not the CLI's)."""
+    last = s.first_day + timedelta(days=2)
+    result = defs.resolve_job_def("ledger_sync").execute_in_process(
+        instance=dagster_instance,
+        run_config=QUIET,
+        raise_on_error=False,
+        tags={
+            ASSET_PARTITION_RANGE_START_TAG: s.first_day.isoformat(),
+            ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
+        },
+    )
+    return result.success
+
+
+def _requested(result: object) -> set[str]:
+    return {
+        key.to_user_string()
+        for key in (AssetKey(name) for name in (*REFRESH, "reports", "ledger_entries"))
+        if result.get_requested_partitions(key)  # type: ignore[attr-defined]
+    }
+
+
+def _refresh(dagster_instance: DagsterInstance) -> RunRequest | SkipReason:
+    return daily_refresh(build_schedule_context(instance=dagster_instance))  # type: ignore[return-value]
+
+
+def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    s = simulated("small")
+    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    home(monkeypatch, tmp_path)
+    dagster_instance = cli_instance()
+    defs = build_definitions(settings)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance)
+    assert tick.total_requested == 0  # nothing on a first tick: nothing happened
+    assert isinstance(_refresh(dagster_instance), SkipReason)
+
+    # A failed sync (the key was revoked) materializes nothing and requests nothing.
+    monkeypatch.setenv("CREDITLENS_API_KEY", "revoked-key")
+    assert not _ui_sync(defs, dagster_instance, s)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == set()
+    skip = _refresh(dagster_instance)
+    assert isinstance(skip, SkipReason) and "ended FAILURE" in (skip.skip_message or "")
+
+    # A sync that lands requests the snapshots, the reconciliation and the reports, once.
+    monkeypatch.setenv("CREDITLENS_API_KEY", s.key)
+    assert _ui_sync(defs, dagster_instance, s)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == {*REFRESH, "reports"}
+    assert isinstance(_refresh(dagster_instance), RunRequest)  # with the automation off
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == set()  # handled: not requested again
+
+    # A CLI sync refreshes by itself: its ledger run requests nothing.
+    sync_days(settings, dagster_instance, s.first_day, 1)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == set()
