@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.warehouse.finding_tables import LATEST_ACTIONS
 from pipelines.warehouse.writer import AccountReplacement
 
 # break_id -> the gap it was acknowledged with (the latest action being 'ack').
@@ -23,11 +24,10 @@ Acknowledgements = dict[str, Decimal]
 def read_acknowledgements(source: Any, account: str) -> Acknowledgements:
     """The findings whose latest action is an acknowledgement, with the gap acknowledged."""
     acks = source.read(
-        "SELECT break_id, arg_max(action, acted_at) AS action, arg_max(gap, acted_at) AS gap "
-        "FROM break_acknowledgements WHERE account = ? GROUP BY break_id",
+        f"SELECT break_id, acked_gap FROM {LATEST_ACTIONS} WHERE account = ? AND action = 'ack'",
         [account],
     )
-    return {r["break_id"]: r["gap"] for r in acks.iter_rows(named=True) if r["action"] == "ack"}
+    return {r["break_id"]: r["acked_gap"] for r in acks.iter_rows(named=True)}
 
 
 def move_opening_into_day(daily: pl.DataFrame, opening: pl.DataFrame) -> pl.DataFrame:

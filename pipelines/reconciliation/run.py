@@ -108,6 +108,18 @@ class ReconciliationResult:
     def unacknowledged(self, frame: pl.DataFrame) -> pl.DataFrame:
         return frame.filter(~pl.col("break_id").is_in(list(self.acknowledged)))
 
+    @property
+    def open_findings(self) -> int:
+        """Movements and mismatches nobody acknowledged: what --fail-on-breaks counts."""
+        return self.breaks.height - len(self.acknowledged)
+
+    @property
+    def gross_and_net(self) -> tuple[Decimal, Decimal]:
+        """The movements' sum of |gap| and sum of gap: a net figure alone would let two
+        movements of opposite sign hide each other."""
+        gaps = self.movements["gap"].to_list()
+        return sum((abs(g) for g in gaps), Decimal(0)), sum(gaps, Decimal(0))
+
     def counts(self) -> dict[str, int]:
         kinds = self.breaks["kind"].to_list()
         return {k: kinds.count(k) for k in BREAK_KINDS}
@@ -252,7 +264,20 @@ def reconcile_account(
             for row in found.select("break_id", "gap").iter_rows(named=True)
             if row["break_id"] in acknowledged and acknowledged[row["break_id"]] == row["gap"]
         )
-        gaps = movements["gap"].to_list()
+        result = ReconciliationResult(
+            account=account,
+            entries=entries,
+            convention=convention,
+            inferred=inference is not None,
+            tolerance=tolerance,
+            breaks=found,
+            summary=summary,
+            breakdown=breakdown,
+            ambiguous_ties=totals.ambiguous,
+            opening=opening,
+            acknowledged=held,
+        )
+        gross, net = result.gross_and_net
         pairs = inference.pairs_explained if inference else {}
         run_row = {
             "account": account,
@@ -271,26 +296,14 @@ def reconcile_account(
             "breakdown_status": breakdown.status,
             "breakdown_message": breakdown.message,
             "hidden_movements": movements.height,
-            "hidden_gross": sum((abs(g) for g in gaps), Decimal(0)),
-            "hidden_net": sum(gaps, Decimal(0)),
-            "unacknowledged": found.height - len(held),
+            "hidden_gross": gross,
+            "hidden_net": net,
+            "unacknowledged": result.open_findings,
             "opening_status": opening.status,
             "opening_message": opening.message,
         }
         out.append("reconciliation_runs", [run_row])
-    return ReconciliationResult(
-        account=account,
-        entries=entries,
-        convention=convention,
-        inferred=inference is not None,
-        tolerance=tolerance,
-        breaks=found,
-        summary=summary,
-        breakdown=breakdown,
-        ambiguous_ties=totals.ambiguous,
-        opening=opening,
-        acknowledged=held,
-    )
+    return result
 
 
 def _reconcile_slice(

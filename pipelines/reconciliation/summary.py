@@ -37,18 +37,18 @@ class ReconciliationSummary:
 
     @classmethod
     def of(cls, result: ReconciliationResult) -> ReconciliationSummary:
-        gaps = result.movements["gap"].to_list()
+        gross, net = result.gross_and_net
         return cls(
             account=result.account,
             entries=result.entries,
             sign_convention=result.convention + (" (inferred)" if result.inferred else ""),
             tolerance=str(result.tolerance),
             breaks=result.counts(),
-            movements=len(gaps),
-            gross=str(sum((abs(g) for g in gaps), Decimal(0))),
-            net=str(sum(gaps, Decimal(0))),
+            movements=result.movements.height,
+            gross=str(gross),
+            net=str(net),
             mismatches=result.mismatches.height,
-            unacknowledged=result.breaks.height - len(result.acknowledged),
+            unacknowledged=result.open_findings,
             opening_status=result.opening.status,
             opening_message=result.opening.message,
         )

@@ -80,8 +80,8 @@ BREAK_ACKNOWLEDGEMENTS = Table(
     since=6,
 )
 
-# The latest action per finding, and whether it still holds (same gap).
-_ACKNOWLEDGED = (
+# The latest action per finding (and the gap it named): the views and the reconciliation read it.
+LATEST_ACTIONS = (
     "(SELECT account, break_id, arg_max(action, acted_at) AS action, "
     "arg_max(gap, acted_at) AS acked_gap, arg_max(reason, acted_at) AS reason, "
     "arg_max(acted_by, acted_at) AS acted_by, max(acted_at) AS acted_at "
@@ -101,7 +101,7 @@ def acknowledged_sql(finding: str, gap: str) -> str:
 
 def _joined(table: str) -> str:
     return (
-        f"LEFT JOIN {_ACKNOWLEDGED} a ON a.account = {table}.account "
+        f"LEFT JOIN {LATEST_ACTIONS} a ON a.account = {table}.account "
         f"AND a.break_id = {table}.break_id"
     )
 
