@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -244,7 +244,18 @@ class Settings(BaseModel):
     # them nowhere, a little faster, for throwaway runs (pipelines/dagster_home.py).
     dagster_home: Path | None = env_field("CREDITLENS_DAGSTER_HOME", None)
     dagster_instance: DagsterInstanceKind = env_field("CREDITLENS_DAGSTER_INSTANCE", "persistent")
+    # Accounts synced at once by one `creditlens sync` (and one Dagster step): each is mostly
+    # waiting on its own key's rate limit and round trips, so threads, not processes, and more
+    # than the cores; bounded, so a file of 500 accounts does not open 500 syncs at once.
+    account_concurrency: Annotated[int, _whole_number(), Field(ge=1, le=256)] = env_field(
+        "CREDITLENS_ACCOUNT_CONCURRENCY", 8
+    )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
+    # The accounts file the accounts were read from (CREDITLENS_CONFIG, else ./creditlens.toml
+    # when present; docs/accounts.md), recorded so a run says where its accounts came from.
+    # None: the environment's one account. Not an env_field: the variable names a file read
+    # before the model, not one of its values, and ``to_env`` writes the accounts themselves.
+    config_file: Path | None = None
 
     @field_validator("accounts")
     @classmethod
@@ -257,9 +268,16 @@ class Settings(BaseModel):
         return value
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Every field from its variable; a bad value is one ConfigurationError naming it."""
-        return read_env(cls, env)  # type: ignore[no-any-return]
+    def from_env(cls, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        """Every field from its variable, the accounts from the accounts file when there is one
+        (looked for in ``cwd``, default the working directory); a bad value is one
+        ConfigurationError naming it."""
+        # Imported here: the accounts file's loader builds this module's models.
+        from pipelines.accounts_file import with_accounts_file
+
+        env = os.environ if env is None else env
+        settings: Settings = read_env(cls, env)
+        return with_accounts_file(settings, env, Path.cwd() if cwd is None else cwd)
 
     def to_env(self) -> dict[str, str]:
         """The variables a shell would set for these settings (keys excepted: set each
@@ -278,6 +296,23 @@ class Settings(BaseModel):
             names = ", ".join(a.name for a in self.accounts)
             raise ConfigurationError(f"several accounts are configured ({names}): name one")
         return self.accounts[0]
+
+    def selecting(self, names: Sequence[str]) -> Settings:
+        """These settings with only the accounts named (``--account``), in the file's order;
+        an unknown name is one line listing the configured ones."""
+        if not names:
+            return self
+        known = {a.name for a in self.accounts}
+        unknown = [n for n in dict.fromkeys(names) if n not in known]
+        if unknown:
+            configured = ", ".join(a.name for a in self.accounts)
+            raise ConfigurationError(
+                f"no account named {', '.join(map(repr, unknown))}; configured: {configured}"
+            )
+        wanted = set(names)
+        return self.model_copy(
+            update={"accounts": tuple(a for a in self.accounts if a.name in wanted)}
+        )
 
     def account_named(self, name: str) -> AccountSettings:
         """The account a resource names; an unknown name is not repeated: it comes from run

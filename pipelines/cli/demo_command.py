@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from pipelines.accounts_file import CONFIG_ENV
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.settings import AccountSettings, Settings
@@ -34,7 +35,10 @@ def run_demo(directory: str, seed: int) -> None:
         )
         os.environ.update(demo.to_env())
         os.environ[demo.account.api_key_env] = "demo-key"
-        settings = Settings.from_env()
+        # The demo's own company only: an accounts file where it runs (CREDITLENS_CONFIG, or a
+        # creditlens.toml in the working directory) is an agency's real accounts, not its.
+        own = {name: value for name, value in os.environ.items() if name != CONFIG_ENV}
+        settings = Settings.from_env(own, cwd=root)
         # No start date given: history discovery finds where the company's ledger begins.
         report = run_sync(settings, None, None)
     for line in summary_lines(report):
