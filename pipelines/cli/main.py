@@ -40,15 +40,29 @@ def sync(
             help="Exit 3 when reconciliation finds an unacknowledged break (for CI gates).",
         ),
     ] = False,
+    account: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--account",
+            help="Only this account of the accounts file (repeat for several; default: all).",
+        ),
+    ] = None,
 ) -> None:
-    """Sync the ledger and the billing snapshots into CREDITLENS_WAREHOUSE, then reconcile."""
+    """Sync the ledger and the billing snapshots of every account into CREDITLENS_WAREHOUSE,
+    several accounts at once (CREDITLENS_ACCOUNT_CONCURRENCY), then reconcile. An account that
+    fails is one line on stderr and exit 1; the others land."""
     with clear_errors():
-        from pipelines.cli.sync_command import run_sync, summary_lines
+        from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
         from pipelines.settings import Settings
 
-        report = run_sync(Settings.from_env(), since, until)
+        report = run_sync(Settings.from_env(), since, until, account or ())
         for line in summary_lines(report):
             typer.echo(line)
+        failed = failure_lines(report)
+        for line in failed:
+            typer.echo(f"creditlens: error: {line}", err=True)
+    if failed:
+        raise typer.Exit(1)
     if fail_on_breaks and report.has_breaks():
         typer.echo(
             "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)", err=True

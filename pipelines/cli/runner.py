@@ -22,6 +22,7 @@ from dagster._core.storage.tags import (
 )
 
 from pipelines import progress
+from pipelines.account_work import AccountFailure
 from pipelines.cli.instance import cli_tags, instance
 from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
 
@@ -49,6 +50,20 @@ class RunOutcome:
     # as the ledger does for a range of days), else its materialization's metadata.
     materializations: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, tuple[bool, str, dict[str, Any]]] = field(default_factory=dict)
+    # Every observation, in order: with several accounts, each account's totals (or failure).
+    observations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def account_failures(self) -> list[AccountFailure]:
+        return [
+            AccountFailure.from_metadata(meta)
+            for _, meta in self.observations
+            if meta.get("status") == "failed"
+        ]
+
+    def observed(self, key: str, account: str) -> dict[str, Any] | None:
+        """What the run observed of ``key`` for ``account`` (its last observation)."""
+        found = [m for k, m in self.observations if k == key and m.get("account") == account]
+        return found[-1] if found else None
 
 
 # Dagster's own switches, set for a CLI run only. Materializations are handed to the storage as
@@ -93,15 +108,21 @@ def run_job(
     *,
     first: date | None = None,
     last: date | None = None,
+    op_config: dict[str, dict[str, Any]] | None = None,
 ) -> RunOutcome:
+    """``op_config``: per op (asset) name, its config (the ledger's per-account ``since``)."""
     job = defs.resolve_job_def(job_name)
     tags = cli_tags()
     if first is not None and last is not None:
         tags[ASSET_PARTITION_RANGE_START_TAG] = first.isoformat()
         tags[ASSET_PARTITION_RANGE_END_TAG] = last.isoformat()
     with event_settings(dagster_instance), progress.listening(_print_waits):
+        ops = {name: {"config": config} for name, config in (op_config or {}).items()}
         result = job.execute_in_process(
-            run_config=QUIET, instance=dagster_instance, tags=tags, raise_on_error=False
+            run_config={**QUIET, **({"ops": ops} if ops else {})},
+            instance=dagster_instance,
+            tags=tags,
+            raise_on_error=False,
         )
     outcome = RunOutcome(job_name, result.success, result.run_id)
     totals: set[str] = set()
@@ -109,8 +130,11 @@ def run_job(
         if event.event_type == DagsterEventType.ASSET_OBSERVATION:
             observation = event.asset_observation_data.asset_observation
             key = observation.asset_key.to_user_string()
-            outcome.materializations[key] = _values(observation.metadata)
-            totals.add(key)
+            values = _values(observation.metadata)
+            outcome.observations.append((key, values))
+            if values.get("status") != "failed":
+                outcome.materializations[key] = values
+                totals.add(key)
         elif event.is_step_materialization:
             mat = event.step_materialization_data.materialization
             key = mat.asset_key.to_user_string()
@@ -123,7 +147,9 @@ def run_job(
                 str(getattr(data.severity, "value", data.severity)),
                 _values(data.metadata),
             )
-    if not result.success and not _only_findings(result, outcome):
+    if not result.success and not (
+        _only_findings(result, outcome) or _only_accounts_failed(result, outcome)
+    ):
         raise RunFailed(first_failure(result, outcome) or f"the {job_name} run failed")
     return outcome
 
@@ -146,6 +172,17 @@ def _only_findings(result: Any, outcome: RunOutcome) -> bool:
         and all(f.error is not None and f.error.cls_name == BLOCKED_BY_CHECKS for f in failures)
         and bool(failed_checks)
         and failed_checks <= FINDINGS
+    )
+
+
+def _only_accounts_failed(result: Any, outcome: RunOutcome) -> bool:
+    """Every account of the run failed on its own (pipelines/account_work.py): each failure is
+    an account's line, which the CLI prints, not one failure of the command."""
+    failures = _step_errors(result)
+    return bool(outcome.account_failures()) and all(
+        f.user_failure_data is not None
+        and "accounts_failed" in (f.user_failure_data.metadata or {})
+        for f in failures
     )
 
 

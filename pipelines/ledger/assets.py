@@ -3,36 +3,59 @@
 Single-run backfill policy: a backfill over any range is one run that reads it in windows of at
 most 366 days, not one run (and one API window) per day.
 
+Every configured account is synced by the same step, several at once (pipelines/account_work.py):
+Dagster's fixed costs are paid once per run, not once per company, and the day stays the only
+partition (docs/scale-out.md: an account partition beside it would multiply the per-day events by
+the accounts). The account is in every landed row, in each account's observation and in its own
+checks; one account failing fails its ``account_synced`` check, and the others land.
+
 Metadata is honest per partition: each day's materialization carries that day's own counts, read
 back from the warehouse (entries landed and quarantined, ``dagster/row_count``), so summing the
-partitions gives the truth. The run's totals (range, windows, pages, requests, time, the wait for
-the lock) are recorded once, as an observation of the asset; a backfill of a month used to repeat
-them on each of its 31 days.
+partitions gives the truth. Each account's totals (range, windows, pages, requests, time, the
+wait for the lock) are recorded once, as an observation of the asset; a backfill of a month used
+to repeat them on each of its 31 days.
 """
 
 from datetime import date
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetObservation,
     AssetsDefinition,
     BackfillPolicy,
+    Config,
     DailyPartitionsDefinition,
     FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
     asset,
 )
+from pydantic import Field
 
 from pipelines import progress
+from pipelines.account_checks import check_names, named_per_account
+from pipelines.account_work import (
+    AccountOutcome,
+    OneWriter,
+    at_least_one,
+    failures,
+    for_each_account,
+)
 from pipelines.dagster_metadata import row_count
 from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
+from pipelines.settings import AccountSettings, Settings
 from pipelines.warehouse.row_counts import DayRows, ledger_days
 
 LEDGER = AssetKey("ledger_entries")
+# Per account (pipelines/account_checks.py), with an accounts file only: without one, the one
+# account's failure fails the run, as it always has.
+ACCOUNT_SYNCED = "account_synced"
 
 
 def run_totals(result: LedgerSyncResult) -> dict[str, object]:
@@ -53,9 +76,34 @@ def day_metadata(day: DayRows) -> dict[str, int]:
     }
 
 
+class LedgerRunConfig(Config):
+    """Where each account resumes, when later than the run's first day: the CLI's per-account
+    resume points (each account's last synced day minus the lookback), so one run covers
+    accounts of different ages without re-reading an up-to-date one from the earliest day."""
+
+    since: dict[str, str] = Field(
+        default_factory=dict,
+        description="Account name -> first UTC day (YYYY-MM-DD) to sync for it, when later than "
+        "the run's first partition; accounts not listed sync the run's whole range.",
+    )
+
+
+def _start(config: LedgerRunConfig, account: str, first: date) -> date:
+    day = config.since.get(account)
+    return max(first, date.fromisoformat(day)) if day else first
+
+
+def _threads_only(account: AccountSettings) -> AccountSettings:
+    """Several accounts at once: their windows are read in threads, never in worker processes
+    (one sync's processes per account would multiply past the machine's cores)."""
+    return account.model_copy(update={"api": account.api.model_copy(update={"processes": 1})})
+
+
 def build_ledger_asset(
-    partitions: DailyPartitionsDefinition, freshness: FreshnessPolicy
+    settings: Settings, partitions: DailyPartitionsDefinition, freshness: FreshnessPolicy
 ) -> AssetsDefinition:
+    synced = check_names(ACCOUNT_SYNCED, settings) if named_per_account(settings) else {}
+
     @asset(
         name="ledger_entries",
         group_name="ledger",
@@ -63,45 +111,106 @@ def build_ledger_asset(
         backfill_policy=BackfillPolicy.single_run(),
         pool=WAREHOUSE_POOL,
         freshness_policy=freshness,
+        check_specs=[
+            AssetCheckSpec(
+                name,
+                asset=LEDGER,
+                description=f"The ledger of account {account} synced in the latest run: one "
+                "account's failure (a rejected key, an unreachable host) fails only its own "
+                "check, and the others land.",
+            )
+            for account, name in synced.items()
+        ],
         description=(
-            "The credit ledger (GET /Consumption/transactions), one row per entry in the "
-            "DuckDB table ledger_entries; each run replaces exactly the UTC days it covers. "
-            "Each day's materialization carries that day's counts; the run's totals are its "
-            "observation."
+            "The credit ledger (GET /Consumption/transactions) of every configured account, one "
+            "row per entry in the DuckDB table ledger_entries; each run replaces exactly the UTC "
+            "days it covers, account by account, several accounts at once "
+            "(CREDITLENS_ACCOUNT_CONCURRENCY). Each day's materialization carries that day's "
+            "counts; each account's totals are an observation."
         ),
         kinds={"duckdb", "python"},
     )
     def ledger_entries(
         context: AssetExecutionContext,
+        config: LedgerRunConfig,
         platform_api: PlatformApiResource,
         warehouse: WarehouseResource,
     ) -> MaterializeResult:
         key_range = context.partition_key_range
         first = date.fromisoformat(key_range.start)
         last = date.fromisoformat(key_range.end)
-        progress.report("ledger.start", first=first, last=last)
+        accounts = platform_api.accounts()
+        several = len(accounts) > 1
+        progress.report("ledger.start", first=first, last=last, accounts=len(accounts))
         with warehouse.step(context, "ledger_entries"):
-            with platform_api.client() as client:
-                result = sync_ledger(
-                    client,
-                    warehouse.warehouse(),
-                    account=platform_api.account,
-                    first=first,
-                    last=last,
-                    run_id=context.run.run_id,
-                    staging_root=warehouse.staging_root(),
-                    on_page=lambda page: progress.report(
-                        "ledger.page", entries=page.count, window=str(page.window)
-                    ),
-                )
-            days = ledger_days(warehouse.path, platform_api.account, first, last)
-        progress.report("ledger.done", result=result)
-        context.log.info(result.summary())
-        context.log_event(AssetObservation(asset_key=LEDGER, metadata=run_totals(result)))
+            wh = warehouse.warehouse()
+            writer = OneWriter()
+
+            def sync(account: AccountSettings) -> LedgerSyncResult:
+                reading = _threads_only(account) if several else account
+                with platform_api.client(reading) as client:
+                    return sync_ledger(
+                        client,
+                        wh,
+                        account=account.name,
+                        first=_start(config, account.name, first),
+                        last=last,
+                        run_id=context.run.run_id,
+                        staging_root=warehouse.staging_root(),
+                        on_page=lambda page: progress.report(
+                            "ledger.page",
+                            entries=page.count,
+                            window=str(page.window),
+                            account=account.name,
+                        ),
+                        publish=not several,
+                        turn=writer.turn,
+                    )
+
+            outcomes = for_each_account(
+                accounts,
+                sync,
+                step="ledger",
+                concurrency=platform_api.settings().account_concurrency,
+            )
+            for failure in failures(outcomes):
+                progress.report("ledger.failed", failure=failure)
+                context.log.error(failure.line())
+                context.log_event(AssetObservation(asset_key=LEDGER, metadata=failure.metadata()))
+            landed = at_least_one(outcomes)
+            if several:
+                wh.publish_analyst_copy()
+            days = ledger_days(warehouse.path, [a.name for a, _ in landed], first, last)
+        for account, result in landed:
+            progress.report("ledger.done", result=result)
+            context.log.info(f"{account.name}: {result.summary()}")
+            context.log_event(AssetObservation(asset_key=LEDGER, metadata=run_totals(result)))
         for key in context.partition_keys:
             context.add_asset_metadata(
                 day_metadata(days.get(date.fromisoformat(key), DayRows())), partition_key=key
             )
-        return MaterializeResult()
+        return MaterializeResult(check_results=_synced_checks(synced, outcomes))
 
     return ledger_entries
+
+
+def _synced_checks(
+    names: dict[str, str], outcomes: list[AccountOutcome[LedgerSyncResult]]
+) -> list[AssetCheckResult]:
+    results = []
+    for outcome in outcomes:
+        name = names.get(outcome.account.name)
+        if name is None:
+            continue
+        failure = outcome.failure
+        results.append(
+            AssetCheckResult(
+                check_name=name,
+                asset_key=LEDGER,
+                passed=failure is None,
+                severity=AssetCheckSeverity.ERROR,
+                metadata=failure.metadata() if failure else {"account": outcome.account.name},
+                description=failure.line() if failure else None,
+            )
+        )
+    return results

@@ -8,7 +8,7 @@ from dagster import Definitions, define_asset_job
 
 from pipelines.automation import ledger_freshness
 from pipelines.ledger.assets import build_ledger_asset
-from pipelines.ledger.checks import entry_ids_unique, fetched_equals_landed_plus_quarantined
+from pipelines.ledger.checks import build_ledger_checks
 from pipelines.ledger.history_asset import ledger_history
 from pipelines.ledger.partitions import ledger_partitions, ledger_start_day
 from pipelines.ledger.schedules import build_ledger_job, build_ledger_schedule
@@ -28,9 +28,11 @@ def build_definitions(settings: Settings) -> Definitions:
     return Definitions(
         assets=[
             ledger_history,
-            build_ledger_asset(partitions, ledger_freshness(settings.ledger_stale_after_hours)),
+            build_ledger_asset(
+                settings, partitions, ledger_freshness(settings.ledger_stale_after_hours)
+            ),
         ],
-        asset_checks=[fetched_equals_landed_plus_quarantined, entry_ids_unique],
+        asset_checks=[build_ledger_checks(settings)],
         jobs=[job, discovery],
         schedules=[build_ledger_schedule(job, partitions, settings.lookback_days)],
     )

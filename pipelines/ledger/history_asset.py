@@ -5,11 +5,13 @@ materialize it once and reload the code location: the ledger's partitions then s
 discovered first day (pipelines/ledger/partitions.py).
 """
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from pipelines.account_work import AccountOutcome, at_least_one, failures, for_each_account
 from pipelines.api.client import PlatformClient
 from pipelines.dagster_metadata import row_count
 from pipelines.ledger.history import Decision, History, discover, first_entry
@@ -40,8 +42,7 @@ def discover_history(
 
 def record_history(warehouse: Warehouse, history: History, run_id: str) -> None:
     """Appends what was found and publishes it, so the partitions can start there."""
-    warehouse.append("ledger_history", [history_row(history, run_id)])
-    warehouse.publish_analyst_copy()
+    record_histories(warehouse, [history], run_id)
 
 
 def history_row(history: History, run_id: str) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def history_metadata(history: History) -> dict[str, Any]:
     name="ledger_history",
     group_name="ledger",
     description=(
-        "Where the company's ledger begins: history discovery probes back window by window "
+        "Where each company's ledger begins: history discovery probes back window by window "
         "(CREDITLENS_HISTORY_LIMIT days at most) and records the first entry, the balance before "
         "it and how that was decided in the DuckDB table ledger_history. Reload the code "
         "location after it to start the ledger's partitions there."
@@ -90,15 +91,52 @@ def ledger_history(
     platform_api: PlatformApiResource,
     warehouse: WarehouseResource,
 ) -> MaterializeResult:
+    settings = platform_api.settings()
+    rules = EntryTypeRules(debit_pattern=settings.debit_type_pattern)
     with warehouse.step(context, "ledger_history"):
-        account = platform_api.account_settings()
-        rules = EntryTypeRules(debit_pattern=platform_api.settings().debit_type_pattern)
-        with platform_api.client() as client:
-            history = discover_history(client, account, rules)
-        record_history(warehouse.warehouse(), history, context.run.run_id)
+        histories = discover_histories(platform_api.accounts(), rules, settings.account_concurrency)
+        for failure in failures(histories):
+            context.log.error(failure.line())
+        found = at_least_one(histories)
+        wh = warehouse.warehouse()
+        record_histories(wh, [h for _, h in found], context.run.run_id)
         rows = table_rows(warehouse.path, ["ledger_history"])["ledger_history"]
-    context.log.info(f"history of {history.account}: {history.sentence()}")
-    return MaterializeResult(metadata={**history_metadata(history), **row_count(rows)})
+    for _, history in found:
+        context.log.info(f"history of {history.account}: {history.sentence()}")
+    metadata = (
+        history_metadata(found[0][1])
+        if len(histories) == 1
+        else {
+            "accounts": len(found),
+            "accounts_failed": len(histories) - len(found),
+        }
+    )
+    return MaterializeResult(metadata={**metadata, **row_count(rows)})
 
 
-__all__ = ["Decision", "discover_history", "ledger_history", "record_history"]
+def discover_histories(
+    accounts: Sequence[AccountSettings], rules: EntryTypeRules, concurrency: int
+) -> list[AccountOutcome[History]]:
+    """Each account's history, several at once; one account failing fails only its own."""
+
+    def one(account: AccountSettings) -> History:
+        with PlatformClient(account.api_settings()) as client:
+            return discover_history(client, account, rules)
+
+    return for_each_account(accounts, one, step="history", concurrency=concurrency)
+
+
+def record_histories(warehouse: Warehouse, histories: Sequence[History], run_id: str) -> None:
+    """Appends what was found, in one write, and publishes it once."""
+    warehouse.append("ledger_history", [history_row(h, run_id) for h in histories])
+    warehouse.publish_analyst_copy()
+
+
+__all__ = [
+    "Decision",
+    "discover_histories",
+    "discover_history",
+    "ledger_history",
+    "record_histories",
+    "record_history",
+]

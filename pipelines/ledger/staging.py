@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -49,8 +50,22 @@ def sweep_abandoned(root: Path) -> None:
             owner = int((folder / OWNER_FILE).read_text().strip())
         except (OSError, ValueError):
             owner = None
+        if owner is None and _just_made(folder):
+            continue  # another account's sync, between making its folder and claiming it
         if owner is None or not process_alive(owner):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+# A folder with no owner yet is left alone this long: the syncs of several accounts run side by
+# side in one process, and one may sweep while another has just made its folder.
+CLAIM_GRACE_S = 60.0
+
+
+def _just_made(folder: Path) -> bool:
+    try:
+        return time.time() - folder.stat().st_mtime < CLAIM_GRACE_S
+    except OSError:
+        return False
 
 
 QUARANTINE_SCHEMA = {

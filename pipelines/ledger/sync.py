@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from pipelines.account_checks import account_slug
 from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader
 from pipelines.ledger.staging import LedgerStaging, landing_groups
@@ -120,6 +122,8 @@ class LedgerSyncResult:
 
 
 ProgressHook = Callable[[PageSeen], None]
+# Taken around the landing: the accounts of one multi-account sync land one at a time.
+LandingTurn = Callable[[], AbstractContextManager[object]]
 
 
 def sync_ledger(
@@ -132,15 +136,21 @@ def sync_ledger(
     run_id: str,
     staging_root: Path,
     on_page: ProgressHook | None = None,
+    publish: bool = True,
+    turn: LandingTurn = nullcontext,
 ) -> LedgerSyncResult:
+    """``publish``: refresh the analyst copy now; a sync of many accounts does it once, after
+    the last of them. ``turn``: waited for before landing (time spent there is a wait, too)."""
     with measured_waits() as waits:
         started = time.monotonic()
-        landing, landed = _read_and_land(
-            client, warehouse, account, first, last, run_id, staging_root, on_page
+        landing, landed, turn_wait_s = _read_and_land(
+            client, warehouse, account, first, last, run_id, staging_root, on_page, turn
         )
-        warehouse.publish_analyst_copy()
+        if publish:
+            warehouse.publish_analyst_copy()
         elapsed = time.monotonic() - started
-    return LedgerSyncResult.of(landing, landed, elapsed - waits.seconds, waits.seconds)
+    waited = waits.seconds + turn_wait_s
+    return LedgerSyncResult.of(landing, landed, elapsed - waited, waited)
 
 
 def _read_and_land(
@@ -152,11 +162,13 @@ def _read_and_land(
     run_id: str,
     staging_root: Path,
     on_page: ProgressHook | None,
-) -> tuple[LedgerLanding, LandingResult]:
+    turn: LandingTurn,
+) -> tuple[LedgerLanding, LandingResult, float]:
     started_at = datetime.now(UTC)
     windows = LedgerReader(client).windows(first, last)
     # Claims the run's folder (and sweeps those of killed syncs) before any window stages in it.
-    owner = LedgerStaging(staging_root / run_id, account, run_id)
+    # A folder per account: the accounts of one run stage side by side, each cleaning its own.
+    owner = LedgerStaging(staging_root / f"{run_id}-{account_slug(account)}", account, run_id)
     try:
         jobs = [
             WindowJob(client.settings, w, account, run_id, owner.fetched_at, owner.directory)
@@ -178,7 +190,10 @@ def _read_and_land(
             retries=sum(s.retries for s in staged),
             entries_fetched=sum(s.fetched for s in staged),
         )
-        landed = warehouse.land_ledger(landing)
+        asked = time.monotonic()
+        with turn():
+            turn_wait_s = time.monotonic() - asked
+            landed = warehouse.land_ledger(landing)
     finally:
         owner.cleanup()
-    return landing, landed
+    return landing, landed, turn_wait_s

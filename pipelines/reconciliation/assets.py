@@ -9,6 +9,7 @@ findings nobody acknowledged, so the reports are not rebuilt over them and do no
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 import polars as pl
 from dagster import (
@@ -17,15 +18,18 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
+    AssetObservation,
+    AssetsDefinition,
     AssetSpec,
     MaterializeResult,
     multi_asset,
 )
 
+from pipelines.account_checks import check_names
 from pipelines.automation import with_the_refresh
 from pipelines.dagster_metadata import row_count
 from pipelines.reconciliation.resources import ReconcileResource
-from pipelines.reconciliation.run import breaks_records, reconcile_account
+from pipelines.reconciliation.run import ReconciliationResult, breaks_records, reconcile_account
 from pipelines.reconciliation.summary import (
     BREAKDOWN,
     HIDDEN_MOVEMENTS,
@@ -35,6 +39,7 @@ from pipelines.reconciliation.summary import (
 )
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
+from pipelines.settings import Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
 from pipelines.warehouse.row_counts import table_rows
 from transforms.cross_checks import CheckOutcome
@@ -56,78 +61,101 @@ def _cross_check(name: str, outcome: CheckOutcome, unacknowledged: pl.DataFrame)
     )
 
 
-@multi_asset(
-    name="reconciliation",
-    group_name="reconciliation",
-    pool=WAREHOUSE_POOL,
-    specs=[
-        AssetSpec(
-            "balance_breaks",
-            deps=UPSTREAM,
-            automation_condition=with_the_refresh(),
-            description="Hidden movements of every placement (view hidden_movements).",
-            kinds={"duckdb", "polars"},
-        ),
-        AssetSpec(
-            "breakdown_mismatches",
-            deps=UPSTREAM,
-            automation_condition=with_the_refresh(),
-            description="The current period's breakdown items that differ from the ledger.",
-            kinds={"duckdb", "polars"},
-        ),
-        AssetSpec(
-            "daily_balance",
-            deps=UPSTREAM,
-            automation_condition=with_the_refresh(),
-            description="Opening, movements by category, hidden movements, closing per day.",
-            kinds={"duckdb", "polars"},
-        ),
-        AssetSpec(
-            "ledger_enriched",
-            deps=UPSTREAM,
-            automation_condition=with_the_refresh(),
-            description="Entries in chain order with plan, status and campaign name as of then.",
-            kinds={"duckdb", "polars"},
-        ),
-    ],
-    check_specs=[
-        AssetCheckSpec(
-            HIDDEN_MOVEMENTS,
-            asset="balance_breaks",
-            blocking=True,
-            description="Every balance change is explained by a ledger entry.",
-        ),
-        AssetCheckSpec(
-            BREAKDOWN,
-            asset="balance_breaks",
-            blocking=True,
-            description="The current period's breakdown equals the ledger's debits.",
-        ),
-        AssetCheckSpec(
-            SUMMARY,
-            asset="balance_breaks",
-            blocking=True,
-            description="The current balance equals the last entry's balanceAfter.",
-        ),
-    ],
-)
-def reconciliation(
-    context: AssetExecutionContext,
-    platform_api: PlatformApiResource,
-    warehouse: WarehouseResource,
-    reconcile_config: ReconcileResource,
-) -> Iterator[MaterializeResult | AssetCheckResult]:
-    with warehouse.step(context, "reconciliation"):
-        wh = warehouse.warehouse()
-        account = platform_api.account
-        options = reconcile_config.options(account)
-        result = reconcile_account(wh, account, options, context.run.run_id)
-        wh.publish_analyst_copy()
-        rows = table_rows(wh.path, OUTPUTS)
-    summary = ReconciliationSummary.of(result)
-    for output in OUTPUTS:
-        metadata = summary.metadata() if output == "balance_breaks" else summary.common_metadata()
-        yield MaterializeResult(asset_key=output, metadata={**metadata, **row_count(rows[output])})
+SPECS = {
+    "balance_breaks": "Hidden movements of every placement (view hidden_movements).",
+    "breakdown_mismatches": "The current period's breakdown items that differ from the ledger.",
+    "daily_balance": "Opening, movements by category, hidden movements, closing per day.",
+    "ledger_enriched": "Entries in chain order with plan, status and campaign name as of then.",
+}
+CHECKS = {
+    HIDDEN_MOVEMENTS: "Every balance change is explained by a ledger entry.",
+    BREAKDOWN: "The current period's breakdown equals the ledger's debits.",
+    SUMMARY: "The current balance equals the last entry's balanceAfter.",
+}
+
+
+def build_reconciliation(settings: Settings) -> AssetsDefinition:
+    """The reconciliation of every configured account, with each account's checks."""
+    names = {base: check_names(base, settings) for base in CHECKS}
+
+    @multi_asset(
+        name="reconciliation",
+        group_name="reconciliation",
+        pool=WAREHOUSE_POOL,
+        specs=[
+            AssetSpec(
+                output,
+                deps=UPSTREAM,
+                automation_condition=with_the_refresh(),
+                description=description,
+                kinds={"duckdb", "polars"},
+            )
+            for output, description in SPECS.items()
+        ],
+        check_specs=[
+            AssetCheckSpec(
+                name,
+                asset="balance_breaks",
+                blocking=True,
+                description=f"{CHECKS[base]} (account {account})",
+            )
+            for base, per_account in names.items()
+            for account, name in per_account.items()
+        ],
+    )
+    def reconciliation(
+        context: AssetExecutionContext,
+        platform_api: PlatformApiResource,
+        warehouse: WarehouseResource,
+        reconcile_config: ReconcileResource,
+    ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
+        accounts = [a.name for a in platform_api.accounts()]
+        results = []
+        with warehouse.step(context, "reconciliation"):
+            wh = warehouse.warehouse()
+            for account in accounts:
+                options = reconcile_config.options(account)
+                results.append(reconcile_account(wh, account, options, context.run.run_id))
+            wh.publish_analyst_copy()
+            rows = table_rows(wh.path, OUTPUTS)
+        summaries = [ReconciliationSummary.of(result) for result in results]
+        for output in OUTPUTS:
+            if len(summaries) == 1:
+                only = summaries[0]
+                metadata = only.metadata() if output == "balance_breaks" else only.common_metadata()
+            else:
+                metadata = _totals(summaries)
+            yield MaterializeResult(
+                asset_key=output, metadata={**metadata, **row_count(rows[output])}
+            )
+        for result, summary in zip(results, summaries, strict=True):
+            if len(summaries) > 1:
+                yield AssetObservation(asset_key="balance_breaks", metadata=summary.metadata())
+            for check in account_checks(result):
+                yield AssetCheckResult(
+                    check_name=names[check.name][result.account],
+                    asset_key="balance_breaks",
+                    passed=check.passed,
+                    severity=AssetCheckSeverity.ERROR,
+                    metadata={"account": result.account, **check.metadata()},
+                )
+
+    return reconciliation
+
+
+def _totals(summaries: list[ReconciliationSummary]) -> dict[str, Any]:
+    """A run of several accounts, in figures that add up; each account's own are observations."""
+    return {
+        "accounts": len(summaries),
+        "hidden_movements": sum(s.movements for s in summaries),
+        "breakdown_mismatches": sum(s.mismatches for s in summaries),
+        "unacknowledged": sum(s.unacknowledged for s in summaries),
+        "accounts_with_findings": sum(1 for s in summaries if s.unacknowledged),
+    }
+
+
+def account_checks(result: ReconciliationResult) -> tuple[CheckRecord, ...]:
+    """The three checks of one account's reconciliation, under their base names."""
     movements = result.movements
     open_movements = result.unacknowledged(movements)
     gross, net = result.gross_and_net
@@ -145,7 +173,7 @@ def reconciliation(
         gross_gap=gross,
         acknowledged=movements.height - open_movements.height,
     )
-    checks = (
+    return (
         hidden,
         _cross_check(BREAKDOWN, result.breakdown, result.unacknowledged(result.mismatches)),
         _cross_check(
@@ -154,11 +182,3 @@ def reconciliation(
             result.unacknowledged(movements.filter(movements["kind"] == "summary")),
         ),
     )
-    for check in checks:
-        yield AssetCheckResult(
-            check_name=check.name,
-            asset_key="balance_breaks",
-            passed=check.passed,
-            severity=AssetCheckSeverity.ERROR,
-            metadata=check.metadata(),
-        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from pipelines.reconciliation.assets import reconciliation
+from pipelines.reconciliation.assets import build_reconciliation
 from pipelines.reconciliation.resources import ReconcileResource
 from pipelines.reconciliation.schedules import reconciliation_job
 from pipelines.settings import Settings
@@ -12,7 +12,7 @@ from pipelines.settings import Settings
 
 def build_definitions(settings: Settings) -> Definitions:
     return Definitions(
-        assets=[reconciliation],
+        assets=[build_reconciliation(settings)],
         jobs=[reconciliation_job],
         resources={"reconcile_config": ReconcileResource.of(settings)},
     )

@@ -2,10 +2,10 @@
 
 from dagster import AssetSelection, define_asset_job
 
-from pipelines.reconciliation.assets import reconciliation
+from pipelines.reconciliation.assets import OUTPUTS
 
 reconciliation_job = define_asset_job(
     "reconciliation_run",
-    selection=AssetSelection.assets(reconciliation),
+    selection=AssetSelection.assets(*OUTPUTS),
     description="Reconcile the landed ledger against itself and the snapshots.",
 )

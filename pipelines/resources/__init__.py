@@ -15,6 +15,6 @@ __all__ = ["PlatformApiResource", "SettingsResource", "WarehouseResource", "shar
 def shared_resources(settings: Settings) -> dict[str, ConfigurableResource]:
     """The resource keys the domains' assets ask for by name, bound once for all of them."""
     return {
-        "platform_api": PlatformApiResource.of(settings, account=settings.account.name),
+        "platform_api": PlatformApiResource.of(settings),
         "warehouse": WarehouseResource.of(settings),
     }

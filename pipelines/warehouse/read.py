@@ -67,15 +67,27 @@ def table_names(con: ReadConnection) -> set[str]:
     }
 
 
-def last_synced_day(path: Path, account: str) -> date | None:
-    """The last UTC day a finished sync of ``account`` covered; None before the first."""
+# Every per-account reader answers for many accounts in one connection: an agency's sync asks
+# about 50 of them, and opening the file 50 times would cost more than the questions.
+_IN = "account IN (SELECT unnest(?::VARCHAR[]))"
+
+
+def last_synced_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+    """The last UTC day a finished sync of each account covered; absent before its first."""
     with open_read_only(path) as con:
         if "sync_runs" not in table_names(con):
-            return None
-        row = con.execute(
-            "SELECT max(range_end) FROM sync_runs WHERE account = ?", [account]
-        ).fetchone()
-    return row[0] if row and row[0] is not None else None
+            return {}
+        found = rows(
+            con,
+            f"SELECT account, max(range_end) FROM sync_runs WHERE {_IN} GROUP BY account",
+            [list(accounts)],
+        )
+    return {account: day for account, day in found if day is not None}
+
+
+def last_synced_day(path: Path, account: str) -> date | None:
+    """The last UTC day a finished sync of ``account`` covered; None before the first."""
+    return last_synced_days(path, [account]).get(account)
 
 
 @dataclass(frozen=True)
@@ -88,39 +100,60 @@ class SyncCounts:
     quarantined: int
 
 
-def latest_sync_counts(path: Path, account: str) -> SyncCounts | None:
+def latest_sync_counts_of(path: Path, accounts: Sequence[str]) -> dict[str, SyncCounts]:
     with open_read_only(path) as con:
-        row = con.execute(
-            "SELECT run_id, entries_fetched, entries_landed, entries_quarantined FROM sync_runs "
-            "WHERE account = ? ORDER BY finished_at DESC LIMIT 1",
-            [account],
-        ).fetchone()
-    return SyncCounts(*row) if row else None
+        found = rows(
+            con,
+            "SELECT account, arg_max(run_id, finished_at), arg_max(entries_fetched, finished_at), "
+            "arg_max(entries_landed, finished_at), arg_max(entries_quarantined, finished_at) "
+            f"FROM sync_runs WHERE {_IN} GROUP BY account",
+            [list(accounts)],
+        )
+    return {row[0]: SyncCounts(*row[1:]) for row in found}
+
+
+def latest_sync_counts(path: Path, account: str) -> SyncCounts | None:
+    return latest_sync_counts_of(path, [account]).get(account)
+
+
+def duplicate_entry_ids_of(path: Path, accounts: Sequence[str]) -> dict[str, int]:
+    """Per account, how many rows repeat an (account, entry_id): zero while the identity rule
+    holds (an account with no rows has none)."""
+    with open_read_only(path) as con:
+        found = dict(
+            rows(
+                con,
+                "SELECT account, count(*) - count(DISTINCT entry_id) FROM ledger_entries "
+                f"WHERE {_IN} GROUP BY account",
+                [list(accounts)],
+            )
+        )
+    return {account: int(found.get(account, 0)) for account in accounts}
 
 
 def duplicate_entry_ids(path: Path, account: str) -> int:
-    """How many rows repeat an (account, entry_id): zero while the identity rule holds."""
-    with open_read_only(path) as con:
-        return count(
-            con,
-            "SELECT count(*) - count(DISTINCT entry_id) FROM ledger_entries WHERE account = ?",
-            [account],
-        )
+    return duplicate_entry_ids_of(path, [account])[account]
+
+
+def recorded_first_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+    """The first day history discovery found for each account; absent before any discovery."""
+    if not path.exists():
+        return {}
+    try:
+        with open_read_only(path, lock_timeout_s=5.0) as con:
+            if "ledger_history" not in table_names(con):
+                return {}
+            found = rows(
+                con,
+                "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+                f"WHERE {_IN} AND first_day IS NOT NULL GROUP BY account",
+                [list(accounts)],
+            )
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot read {path}: {exc}") from None
+    return dict(found)
 
 
 def recorded_first_day(path: Path, account: str) -> date | None:
     """The first day history discovery found for ``account``; None before any discovery."""
-    if not path.exists():
-        return None
-    try:
-        with open_read_only(path, lock_timeout_s=5.0) as con:
-            if "ledger_history" not in table_names(con):
-                return None
-            row = con.execute(
-                "SELECT first_day FROM ledger_history WHERE account = ? AND first_day IS NOT NULL "
-                "ORDER BY discovered_at DESC LIMIT 1",
-                [account],
-            ).fetchone()
-    except duckdb.Error as exc:
-        raise WarehouseError(f"cannot read {path}: {exc}") from None
-    return row[0] if row else None
+    return recorded_first_days(path, [account]).get(account)

@@ -8,7 +8,7 @@ the write, so the figures are the warehouse's, not the writer's intentions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -18,7 +18,7 @@ from pipelines.warehouse.read import count, open_read_only, rows, table_names
 
 @dataclass(frozen=True)
 class DayRows:
-    """One UTC day of one account: entries landed and entries quarantined."""
+    """One UTC day of the accounts synced: entries landed and entries quarantined."""
 
     entries: int = 0
     quarantined: int = 0
@@ -31,15 +31,19 @@ def table_rows(path: Path, tables: Iterable[str]) -> dict[str, int]:
         return {t: count(con, f"SELECT count(*) FROM {t}") for t in tables if t in present}
 
 
-def ledger_days(path: Path, account: str, first: date, last: date) -> dict[date, DayRows]:
-    """Each day of ``first..last`` with what the account's ledger and quarantine hold of it."""
+def ledger_days(
+    path: Path, accounts: str | Sequence[str], first: date, last: date
+) -> dict[date, DayRows]:
+    """Each day of ``first..last`` with what the accounts' ledgers and quarantine hold of it,
+    summed over the accounts: a day's partition is every account's day."""
+    names = [accounts] if isinstance(accounts, str) else list(accounts)
     sql = (
-        "SELECT entry_day, count(*) FROM {} WHERE account = ? AND entry_day BETWEEN ? AND ? "
-        "GROUP BY entry_day"
+        "SELECT entry_day, count(*) FROM {} WHERE account IN (SELECT unnest(?::VARCHAR[])) "
+        "AND entry_day BETWEEN ? AND ? GROUP BY entry_day"
     )
     with open_read_only(path) as con:
-        entries = dict(rows(con, sql.format("ledger_entries"), [account, first, last]))
-        quarantined = dict(rows(con, sql.format("quarantine"), [account, first, last]))
+        entries = dict(rows(con, sql.format("ledger_entries"), [names, first, last]))
+        quarantined = dict(rows(con, sql.format("quarantine"), [names, first, last]))
     return {
         day: DayRows(int(entries.get(day, 0)), int(quarantined.get(day, 0)))
         for day in {*entries, *quarantined}

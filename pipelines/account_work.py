@@ -1,0 +1,136 @@
+"""One piece of work for each account, several accounts at once, each account's failure its own.
+
+An agency's run covers 40 companies: one rejected key or unreachable host must not cost the other
+39 their sync. Each account's work runs in a thread of its own (it waits on its key's rate limit
+and on round trips, not on the CPU), at most ``concurrency`` at a time; what it raises becomes an
+``AccountFailure`` carrying one line, and the caller decides what a failure means for the run.
+
+Threads start with a copy of the caller's context, so what a Dagster step set for its body (who
+holds the warehouse lock, who hears about waits for it) holds in every account's thread too.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from dagster import Failure
+
+from pipelines.failures import KNOWN, one_line
+from pipelines.settings import AccountSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class AccountFailure:
+    """Why one account's step failed, in the line the CLI prints and the checks record."""
+
+    account: str
+    step: str
+    error: str
+    kind: str
+
+    def line(self) -> str:
+        return f"account {self.account}: {self.step}: {self.error}"
+
+    def metadata(self) -> dict[str, str]:
+        return {"account": self.account, "status": "failed", "step": self.step,
+                "error": self.error, "kind": self.kind}  # fmt: skip
+
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, Any]) -> AccountFailure:
+        return cls(
+            str(metadata["account"]),
+            str(metadata.get("step", "")),
+            str(metadata.get("error", "")),
+            str(metadata.get("kind", "")),
+        )
+
+    @classmethod
+    def of(cls, account: str, step: str, exc: BaseException) -> AccountFailure:
+        if isinstance(exc, KNOWN):
+            return cls(account, step, one_line(exc), type(exc).__name__)
+        # A bug, not the account's data: still only this account's failure, said with its kind;
+        # the traceback goes to the log (Dagster's event log in a step).
+        log.error("account %s: %s failed unexpectedly", account, step, exc_info=exc)
+        return cls(account, step, f"unexpected {type(exc).__name__}: {one_line(exc)}", "bug")
+
+
+@dataclass(frozen=True)
+class AccountOutcome(Generic[T]):
+    account: AccountSettings
+    result: T | None = None
+    failure: AccountFailure | None = None
+    # What was raised: a single-account installation re-raises it, so its failures read exactly
+    # as they always have.
+    exception: BaseException | None = None
+
+
+def succeeded(outcomes: Sequence[AccountOutcome[T]]) -> list[tuple[AccountSettings, T]]:
+    return [(o.account, o.result) for o in outcomes if o.failure is None and o.result is not None]
+
+
+def failures(outcomes: Sequence[AccountOutcome[T]]) -> list[AccountFailure]:
+    return [o.failure for o in outcomes if o.failure is not None]
+
+
+def at_least_one(outcomes: Sequence[AccountOutcome[T]]) -> list[tuple[AccountSettings, T]]:
+    """The accounts that succeeded. When none did, the step fails: with what was raised when
+    there was one account (a single-account installation reads exactly as it always has), else
+    with one line per account."""
+    done = succeeded(outcomes)
+    if done or not outcomes:
+        return done
+    if len(outcomes) == 1 and outcomes[0].exception is not None:
+        raise outcomes[0].exception
+    lines = [f.line() for f in failures(outcomes)]
+    raise Failure(
+        description="\n".join(lines), metadata={"accounts_failed": len(lines)}, allow_retries=False
+    )
+
+
+def for_each_account(
+    accounts: Sequence[AccountSettings],
+    work: Callable[[AccountSettings], T],
+    *,
+    step: str,
+    concurrency: int,
+) -> list[AccountOutcome[T]]:
+    """``work`` for every account, ``concurrency`` at a time; outcomes in the accounts' order."""
+
+    def one(account: AccountSettings) -> AccountOutcome[T]:
+        try:
+            return AccountOutcome(account, result=work(account))
+        except Exception as exc:  # isolation is the point: see AccountFailure.of
+            failure = AccountFailure.of(account.name, step, exc)
+            return AccountOutcome(account, failure=failure, exception=exc)
+
+    if len(accounts) <= 1 or concurrency <= 1:
+        return [one(a) for a in accounts]
+    workers = min(concurrency, len(accounts))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"account-{step}") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, a) for a in accounts]
+        return [f.result() for f in futures]
+
+
+class OneWriter:
+    """The warehouse's lock is a file lock between processes; threads of one sync take turns
+    here first, so an account landing never reports another account of the same run as the
+    writer it waits for."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        with self._lock:
+            yield

@@ -1,0 +1,150 @@
+"""Many companies in one installation: an accounts file, one `creditlens sync` for all of them.
+
+Three companies on two simulated deployments: acme reads the API as creditlens does by
+default, globex's deployment names and formats its range parameters otherwise, and initech's
+key is rejected. The two good ones land exactly; initech is one line and exit 1; no key is in
+any file the sync leaves behind (warehouse, analyst copy, staging, Dagster's storage).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.settings import Settings
+from simulator import NetworkSpec
+from tests.conftest import Simulated
+from tests.pipeline.helpers import cli, landed, truth
+
+Start = Callable[..., Simulated]
+
+ACCOUNTS = """
+[defaults]
+base_url = "{acme_url}"
+
+[[accounts]]
+name = "acme"
+api_key_env = "ACME_KEY"
+
+[[accounts]]
+name = "globex"
+base_url = "{globex_url}"
+api_key_env = "GLOBEX_KEY"
+range_start_param = "from"
+range_end_param = "to"
+range_format = "datetime"
+
+[[accounts]]
+name = "initech"
+api_key_env = "INITECH_KEY"
+history_limit = 0
+"""
+REJECTED_KEY = "initech-key-that-the-platform-rejects"
+
+
+@pytest.fixture
+def agency(
+    simulated: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Simulated, Simulated, dict[str, str]]]:
+    acme = simulated("small")
+    globex = simulated("datetime_range", seed=1)
+    config = tmp_path / "agency.toml"
+    config.write_text(ACCOUNTS.format(acme_url=acme.url, globex_url=globex.url))
+    for name in list(os.environ):
+        if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+            monkeypatch.delenv(name, raising=False)
+    env = {
+        "CREDITLENS_CONFIG": str(config),
+        "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+        "CREDITLENS_REPORTS_DIR": str(tmp_path / "reports"),
+        "CREDITLENS_MAX_RETRIES": "8",
+        "ACME_KEY": acme.key,
+        "GLOBEX_KEY": globex.key,
+        "INITECH_KEY": REJECTED_KEY,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    yield acme, globex, env
+
+
+def test_two_companies_land_exactly_and_the_third_is_one_line(
+    agency: tuple[Simulated, Simulated, dict[str, str]], tmp_path: Path
+) -> None:
+    acme, globex, env = agency
+    result = cli("sync", env=env)
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("creditlens:")]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].startswith("creditlens: error: account initech: ledger: ")
+    assert "401" in errors[0] or "rejected" in errors[0].lower() or "nauthori" in errors[0]
+    lines = result.stdout.splitlines()
+    assert [line.split(":", 1)[0] for line in lines] == ["acme", "globex"], result.stdout
+    assert all("fetched" in line and "reconciliation:" in line for line in lines)
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    assert landed(warehouse, "acme") == truth(acme)
+    assert landed(warehouse, "globex") == truth(globex)
+    assert landed(warehouse, "initech") == []
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        reconciled = con.execute("SELECT DISTINCT account FROM reconciliation_runs").fetchall()
+    finally:
+        con.close()
+    assert sorted(reconciled) == [("acme",), ("globex",)]
+
+    keys = [acme.key, globex.key, REJECTED_KEY]
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.name != "agency.toml":
+            data = path.read_bytes()
+            assert not any(k.encode() in data for k in keys), f"a key is in {path}"
+    assert not any(k in result.stdout + result.stderr for k in keys)
+
+
+def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
+    agency: tuple[Simulated, Simulated, dict[str, str]],
+) -> None:
+    report = run_sync(Settings.from_env(), None, None)
+    assert [f.account for f in report.failures()] == ["initech"]
+    ledger = report.ledger.checks
+    assert ledger["account_synced__acme"][0] and ledger["account_synced__globex"][0]
+    assert not ledger["account_synced__initech"][0]
+    assert ledger["fetched_equals_landed_plus_quarantined__acme"][0]
+    assert ledger["entry_ids_unique__globex"][0]
+    checks = report.reconciliation.checks
+    assert {"no_hidden_movements__acme", "no_hidden_movements__globex"} <= set(checks)
+    assert "no_hidden_movements__initech" not in checks  # reconciled only where it landed
+    assert [line.split(":", 1)[0] for line in summary_lines(report)] == ["acme", "globex"]
+    assert report.ledger_result("acme").landed == len(truth(agency[0]))
+
+    only = run_sync(Settings.from_env(), None, None, accounts=["globex"])
+    assert only.accounts == ("globex",) and not only.failures()
+    assert set(only.reconciliation.checks) == {
+        f"{base}__globex"
+        for base in ("no_hidden_movements", "breakdown_matches_ledger", "summary_matches_ledger")
+    }
+
+
+def test_an_unknown_account_is_one_line(
+    agency: tuple[Simulated, Simulated, dict[str, str]],
+) -> None:
+    result = cli("sync", "--account", "umbrella", env=agency[2])
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        "creditlens: error: no account named 'umbrella'; configured: acme, globex, initech"
+    ]
+
+
+def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
+    simulated: Start, creditlens_env: Callable[..., Settings]
+) -> None:
+    s = simulated("small", network=NetworkSpec(rate_limit_per_s=40, burst=4))
+    settings = creditlens_env(s)
+    report = run_sync(settings, None, None)
+    assert landed(settings.warehouse, s.company) == truth(s)
+    assert s.sim.traffic.rate_limited > 0, "the limiter never refused: the test proves nothing"
+    assert not report.failures()
