@@ -59,8 +59,13 @@ def findings(settings: Settings, account: str | None = None) -> list[Finding]:
     return [Finding(*row) for row in found if account is None or row[0] == account]
 
 
-def list_lines(settings: Settings, include_acknowledged: bool) -> list[str]:
-    shown = [f for f in findings(settings) if include_acknowledged or not f.acknowledged]
+def list_lines(
+    settings: Settings, include_acknowledged: bool, account: str | None = None
+) -> list[str]:
+    """Every account's findings (the account is the second column), or one account's."""
+    if account is not None:
+        settings.selecting([account])  # an unknown name is one line listing the configured
+    shown = [f for f in findings(settings, account) if include_acknowledged or not f.acknowledged]
     if not shown:
         return ["no open findings" if not include_acknowledged else "no findings"]
     return [f.line() for f in shown]

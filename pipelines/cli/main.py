@@ -117,13 +117,16 @@ app.add_typer(breaks_app, name="breaks")
 @breaks_app.command("list")
 def breaks_list(
     show_all: Annotated[bool, typer.Option("--all", help="Include acknowledged findings.")] = False,
+    account: Annotated[
+        str | None, typer.Option(help="Only this account's findings (default: every account).")
+    ] = None,
 ) -> None:
-    """Findings of the latest reconciliation, open ones only unless --all."""
+    """Findings of the latest reconciliation of every account, open ones only unless --all."""
     with clear_errors():
         from pipelines.cli.breaks_command import list_lines
         from pipelines.settings import Settings
 
-        for line in list_lines(Settings.from_env(), show_all):
+        for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
 
 

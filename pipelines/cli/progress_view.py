@@ -39,16 +39,23 @@ def sync_progress(stream: Any = None) -> Iterator[None]:
             yield
         return
 
-    # Windows are read side by side (worker processes), so their pages interleave: a log names
-    # each window once, when its first page arrives.
-    seen: set[str] = set()
+    # Windows (and accounts) are read side by side, so their pages interleave: a log names each
+    # window of each account once, when its first page arrives.
+    seen: set[tuple[str, str]] = set()
+    several = False
 
     def on_plain(event: str, data: dict[str, Any]) -> None:
+        nonlocal several
         if event == "ledger.start":
-            print(f"ledger: reading {data['first']}..{data['last']}", file=stream, flush=True)
-        elif event == "ledger.page" and data["window"] not in seen:
-            seen.add(data["window"])
-            print(f"ledger: window {data['window']}", file=stream, flush=True)
+            several = data.get("accounts", 1) > 1
+            what = f" for {data['accounts']} accounts" if several else ""
+            print(f"ledger: reading {data['first']}..{data['last']}{what}", file=stream, flush=True)
+        elif event == "ledger.page":
+            account = str(data.get("account", ""))
+            if (account, data["window"]) not in seen:
+                seen.add((account, data["window"]))
+                who = f"{account}: " if several else ""
+                print(f"ledger: {who}window {data['window']}", file=stream, flush=True)
 
     with progress.listening(on_plain):
         yield

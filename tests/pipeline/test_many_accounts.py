@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.settings import Settings
 from simulator import NetworkSpec
@@ -103,6 +104,15 @@ def test_two_companies_land_exactly_and_the_third_is_one_line(
             data = path.read_bytes()
             assert not any(k.encode() in data for k in keys), f"a key is in {path}"
     assert not any(k in result.stdout + result.stderr for k in keys)
+
+    site = cli("report", env=env)
+    assert site.returncode == 0, site.stderr
+    for account in ("acme", "globex"):
+        assert (tmp_path / "reports" / paths.overview(account)).is_file()
+    findings = cli("breaks", "list", "--all", env=env)
+    assert findings.returncode == 0, findings.stderr
+    accounts = {line.split()[1] for line in findings.stdout.splitlines() if "  " in line}
+    assert accounts <= {"acme", "globex"}, findings.stdout
 
 
 def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
