@@ -19,7 +19,7 @@ from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
 ROOT = Path(__file__).resolve().parents[2]
 # Read elsewhere than the model: the test-only failpoint.
-NOT_SETTINGS = {"CREDITLENS_FAILPOINT"}
+NOT_SETTINGS = {"CREDITLENS_FAILPOINT", "CREDITLENS_CONFIG"}
 # Variables holding secrets: the model stores their names (the defaults of the fields naming
 # them), never their values.
 SECRET_VARIABLES = {API_KEY_ENV, AUDIT_SECRET_ENV}
@@ -55,6 +55,9 @@ FULL_ENV = {
     "CREDITLENS_BACKOFF_BASE_S": "0.5",
     "CREDITLENS_BACKOFF_MAX_S": "4.0",
     "CREDITLENS_CONCURRENCY": "8",
+    "CREDITLENS_MAX_CONCURRENCY": "16",
+    "CREDITLENS_HOST_CONCURRENCY": "48",
+    "CREDITLENS_ACCOUNT_CONCURRENCY": "12",
     "CREDITLENS_PROCESSES": "1",
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
