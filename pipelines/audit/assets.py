@@ -29,8 +29,12 @@ from pipelines.warehouse.row_counts import table_rows
 def key_audit(
     context: AssetExecutionContext, key_audit_config: KeyAuditResource, warehouse: WarehouseResource
 ) -> MaterializeResult:
-    if key_audit_config.inventory is None:
-        raise Failure("no key inventory: set CREDITLENS_AUDIT_INVENTORY to the inventory file")
+    # Without an inventory file, an accounts file gives the keys (pipelines/audit/run.py).
+    if key_audit_config.inventory is None and key_audit_config.settings().config_file is None:
+        raise Failure(
+            "no key inventory: set CREDITLENS_AUDIT_INVENTORY to the inventory file, or use an "
+            "accounts file (CREDITLENS_CONFIG) to derive it from"
+        )
     with warehouse.step(context, "key_audit"):
         report = run_audit(
             key_audit_config.inventory,

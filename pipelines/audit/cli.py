@@ -16,6 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
 from pipelines.api.errors import ConfigurationError
 from pipelines.audit.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
 from pipelines.audit.history import land_audit
@@ -30,6 +31,10 @@ from pipelines.audit.terminal import emit, render, visible
 from pipelines.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+MISSING_INVENTORY = (
+    "missing option --inventory: the key inventory file, or an accounts file "
+    f"({CONFIG_ENV} or ./{DEFAULT_CONFIG}) to derive it from (see docs/audit.md)"
+)
 _CANNOT_RUN = (
     InventoryError,
     ScanPathError,
@@ -64,7 +69,8 @@ _HELP = {
     "counted apart and do not fail the run: only new findings do.",
     "--write-baseline": "Record every current finding in this file (by a stable finding id, "
     "never the key); this run then reports them as baselined.",
-    "--base-url": "Platform API base URL for keys whose inventory entry has no base_url.",
+    "--base-url": "Platform API base URL for keys whose inventory entry has no base_url "
+    "(default: the matching account's, else CREDITLENS_BASE_URL).",
     "--timeout": "Seconds to wait for each probe request.",
 }
 
@@ -95,24 +101,28 @@ def audit(
     sarif_out: Annotated[Path | None, _option("--sarif-out")] = None,
     baseline: Annotated[Path | None, _option("--baseline", metavar="FILE")] = None,
     write_baseline_to: Annotated[Path | None, _option("--write-baseline", metavar="FILE")] = None,
-    base_url: Annotated[str | None, _option("--base-url", envvar="CREDITLENS_BASE_URL")] = None,
+    # No envvar: CREDITLENS_BASE_URL is an account's base URL already (or, in an accounts file,
+    # the fallback of those that name none), and read as the flag it would override the URL of
+    # every account the file gives one.
+    base_url: Annotated[str | None, _option("--base-url")] = None,
     timeout: Annotated[float, _option("--timeout", min=0.1)] = 5.0,
 ) -> None:
     """Probe every inventoried API key, find where copies lie, report what to rotate.
 
     Keys are shown by fingerprint (HMAC with this installation's secret) and last 4
-    characters, never in clear.
+    characters, never in clear. Without --inventory, an accounts file (CREDITLENS_CONFIG or
+    ./creditlens.toml) gives one key per account.
     """
-    if inventory is None:
-        fail("missing option --inventory: the key inventory file (see docs/audit.md)")
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
         fail(f"--fail-on: {exc}")
     # Nothing below calls fail(): typer.Exit is an Exception, and would read as a crash here.
     try:
-        accepted = load_baseline(baseline) if baseline is not None else None
         settings = Settings.from_env()
+        if inventory is None and settings.config_file is None:
+            raise InventoryError(MISSING_INVENTORY)
+        accepted = load_baseline(baseline) if baseline is not None else None
         report = run_audit(
             inventory,
             [*(scan or []), *(paths or [])],
@@ -122,7 +132,8 @@ def audit(
             api_settings_overrides={"timeout_s": timeout},
         )
         report = _baselined(report, accepted, baseline, write_baseline_to)
-        _publish(report, settings, output_format, json_out, sarif_out)
+        derived = settings.config_file if inventory is None else None
+        _publish(report, settings, output_format, json_out, sarif_out, derived)
         code = exit_code(report, threshold)
     except _CANNOT_RUN as exc:
         fail(str(exc))
@@ -158,15 +169,21 @@ def _publish(
     output_format: OutputFormat,
     json_out: Path | None,
     sarif_out: Path | None,
+    derived_from: Path | None = None,
 ) -> None:
     """History first, then the files, then stdout: a run that fails to write a file says so
-    before it prints a report that would read as complete."""
+    before it prints a report that would read as complete. ``derived_from``: the accounts file
+    the inventory was derived from, said first, since its keys list no places."""
     landed = land_report(report, settings)
     if json_out is not None:
         json_out.write_text(to_json(report), encoding="utf-8", errors="backslashreplace")
     if sarif_out is not None:
         sarif = json.dumps(to_sarif(report), indent=2) + "\n"
         sarif_out.write_text(sarif, encoding="utf-8")
+    if derived_from is not None:
+        # Not on stdout in JSON mode: stdout then holds the document and nothing else.
+        out = sys.stderr if output_format is OutputFormat.JSON else sys.stdout
+        emit(derived_line(derived_from, len(report.keys)), out)
     if output_format is OutputFormat.JSON:
         sys.stdout.write(to_json(report, ascii_only=True))
         sys.stdout.flush()
@@ -176,6 +193,14 @@ def _publish(
         # Not on stdout in JSON mode: stdout then holds the document and nothing else.
         out = sys.stderr if output_format is OutputFormat.JSON else sys.stdout
         emit(f"audit rows appended to key_audit and key_audit_findings in {visible(landed)}", out)
+
+
+def derived_line(source: Path, keys: int) -> str:
+    return (
+        f"inventory derived from the accounts file {visible(source)}: {keys} key(s), one per "
+        "key variable, scope full, no places listed (give --inventory to list them; --scan and "
+        "--scan-git still find copies)"
+    )
 
 
 def fail(message: str) -> NoReturn:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from pipelines.settings import AccountSettings
 
 SERVER = "server"
 CLIENT_SIDE = "client-side"
@@ -32,6 +34,9 @@ SCOPES: dict[str, frozenset[str]] = {
     BILLING: frozenset({BILLING}),
     FULL: frozenset({CAMPAIGNS, BILLING}),
 }
+# The scope of a key an account syncs with: the sync reads the ledger and the balance, so billing
+# is what that key is for, and no finding says it reads "beyond" it.
+ACCOUNT_SCOPE = (FULL,)
 
 _TOP_FIELDS = ("base_url", "keys")
 _ENTRY_FIELDS = ("name", "env", "file", "places", "scope", "base_url")
@@ -100,6 +105,9 @@ class Inventory:
     keys: tuple[KeyEntry, ...]
     base_url: str | None = None
     entries_by_name: dict[str, KeyEntry] = field(default_factory=dict, compare=False)
+    # The accounts file the entries were derived from (``derived_inventory``), None for an
+    # inventory file: such entries list no places, which whoever reads the report must know.
+    derived_from: Path | None = None
 
 
 def load_inventory(path: Path | str) -> Inventory:
@@ -127,6 +135,33 @@ def load_inventory(path: Path | str) -> Inventory:
         seen[entry.name] = entry
         entries.append(entry)
     return Inventory(path=path, keys=tuple(entries), base_url=base_url, entries_by_name=seen)
+
+
+def derived_inventory(accounts: Sequence[AccountSettings], source: Path) -> Inventory:
+    """The inventory an accounts file implies: one entry per key variable, named after the first
+    account reading it, with that account's base URL, scope ``full`` and no places.
+
+    Accounts naming the same variable (several left at CREDITLENS_API_KEY) read with one key:
+    one entry, so the key is probed once and its copies are not reported once per account.
+    """
+    entries: dict[str, KeyEntry] = {}
+    for account in accounts:
+        if account.api_key_env not in entries:
+            entries[account.api_key_env] = KeyEntry(
+                name=account.name,
+                scope=ACCOUNT_SCOPE,
+                env=account.api_key_env,
+                base_url=account.base_url,
+            )
+    if not entries:
+        raise InventoryError(f"{source}: no accounts to derive the key inventory from")
+    keys = tuple(entries.values())
+    return Inventory(
+        path=source,
+        keys=keys,
+        entries_by_name={e.name: e for e in keys},
+        derived_from=source,
+    )
 
 
 def resolve_key(entry: KeyEntry, env: Mapping[str, str] | None = None) -> str:

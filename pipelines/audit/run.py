@@ -16,9 +16,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
 from pipelines.api.errors import ConfigurationError
 from pipelines.api.redact import Redactor, needles
-from pipelines.api.settings import BASE_URL_ENV
+from pipelines.api.settings import BASE_URL_ENV, ApiOptions
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.git_scan import scan_git
@@ -27,6 +28,7 @@ from pipelines.audit.inventory import (
     KeyEntry,
     KeyUnavailable,
     Place,
+    derived_inventory,
     load_inventory,
     resolve_key,
 )
@@ -41,7 +43,7 @@ from pipelines.audit.scan import (
     place_covers,
     scan,
 )
-from pipelines.settings import Settings
+from pipelines.settings import AccountSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ class AuditCrash(RuntimeError):
 
 
 def run_audit(
-    inventory_path: Path | str,
+    inventory_path: Path | str | Inventory | None,
     scan_paths: Sequence[Path | str] = (),
     *,
     git_repos: Sequence[Path | str] = (),
@@ -74,34 +76,34 @@ def run_audit(
     and AuditCrash, scrubbed of every key, for anything unexpected; everything about a key is
     a result.
 
-    ``scan_paths`` are files and folders to search; ``git_repos`` are repositories whose whole
-    history is searched (pipelines/audit/git_scan.py), their hits carrying the commit.
+    ``inventory_path`` None: the inventory is derived from the settings' accounts file, one
+    key per account (``derived_inventory``); without an accounts file that is a
+    ConfigurationError. ``scan_paths`` are files and folders to search; ``git_repos`` are
+    repositories whose whole history is searched (pipelines/audit/git_scan.py), their hits
+    carrying the commit.
 
-    Base URL of a key: its own ``base_url``, else ``base_url`` here, else the configured
-    account's (CREDITLENS_BASE_URL), else the inventory's top-level ``base_url``. ``settings``
-    default to those of ``env``; the keys themselves are read from ``env`` as the inventory says,
-    and so is the fingerprint secret as the settings say (else its file, in ``state_dir`` or the
-    settings' state dir), unless ``secret`` is given.
+    Each key is probed with the ledger range parameters of its account (``match_account``):
+    the one whose name is the entry's, else the one at the key's base URL, else the only one;
+    with several accounts and none matching, the API's defaults, which the key's note says.
+    Base URL of a key: its own ``base_url``, else ``base_url`` here, else its account's, else
+    CREDITLENS_BASE_URL (for a key no account matches), else the inventory's top-level
+    ``base_url``. ``settings`` default to those of ``env``; the keys themselves are read from
+    ``env`` as the inventory says, and so is the fingerprint secret as the settings say (else
+    its file, in ``state_dir`` or the settings' state dir), unless ``secret`` is given.
     """
     environ: Mapping[str, str] = os.environ if env is None else env
     settings = settings or Settings.from_env(environ)
-    account = settings.account
-    # The deployment's ledger range parameters: an audit probes the API the sync reads.
-    overrides = {
-        "range_start_param": account.api.range_start_param,
-        "range_end_param": account.api.range_end_param,
-        "range_format": account.api.range_format,
-        **(api_settings_overrides or {}),
-    }
-    inventory = load_inventory(inventory_path)
+    inventory = _inventory(inventory_path, settings)
     roots = [Path(p).expanduser() for p in scan_paths]
     repos = [Path(p).expanduser() for p in git_repos]
     check_roots(roots)
     check_roots(repos)
-    default_url = base_url or account.base_url or inventory.base_url
-    urls = {e.name: _base_url(e, default_url, inventory.path) for e in inventory.keys}
-    for url in dict.fromkeys(urls.values()):
-        check_settings(url, overrides)
+    plans = {
+        e.name: _plan(e, inventory, settings, base_url, environ, api_settings_overrides or {})
+        for e in inventory.keys
+    }
+    for plan in plans.values():
+        check_settings(plan.url, plan.options)
     secret = secret if secret is not None else load_secret(state_dir, environ, settings)
 
     keys: dict[str, str] = {}
@@ -115,7 +117,7 @@ def run_audit(
     try:
         report = _audit(
             inventory,
-            _Run(keys, unavailable, urls, overrides, secret, redactor, day),
+            _Run(keys, unavailable, plans, secret, redactor, day),
             roots,
             repos,
             max_file_bytes,
@@ -132,6 +134,118 @@ def run_audit(
     return scrub(report, redactor)
 
 
+def _inventory(source: Path | str | Inventory | None, settings: Settings) -> Inventory:
+    if isinstance(source, Inventory):
+        return source
+    if source is not None:
+        return load_inventory(source)
+    if settings.config_file is None:
+        raise ConfigurationError(
+            "no key inventory: give an inventory file, or use an accounts file "
+            f"({CONFIG_ENV} or ./{DEFAULT_CONFIG}) to derive one from (see docs/audit.md)"
+        )
+    return derived_inventory(settings.accounts, settings.config_file)
+
+
+# The ApiOptions an audit takes from a key's account: what the ledger probe's query is made of.
+RANGE_OPTIONS = ("range_start_param", "range_end_param", "range_format")
+LEDGER_ENDPOINT = "transactions"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How one key is probed: where, with which client options, and what its result should
+    say about that choice (empty when nothing was assumed)."""
+
+    url: str
+    options: dict[str, Any]
+    # Where the entry came from, when not from an inventory file.
+    origin: str = ""
+    # Why the ledger was asked with the API's default range parameters, when it was.
+    defaults: str = ""
+
+    @property
+    def note(self) -> str:
+        return "; ".join(n for n in (self.origin, self.defaults) if n)
+
+
+def match_account(
+    entry: KeyEntry, accounts: Sequence[AccountSettings], url: str | None
+) -> tuple[AccountSettings | None, str]:
+    """The account whose API a key reads, and, when there is none, why.
+
+    By name first (an inventory written for an accounts file names its keys after the
+    accounts), then by the base URL the key is probed at (``url``, without any account's): the
+    range parameters are the deployment's, so any account there will do, as long as they all
+    agree. With one account configured, that one. Otherwise None: taking the first account's
+    parameters for a key of another deployment would turn a wrong query into a "probe
+    incomplete" finding about the key.
+    """
+    if len(accounts) == 1:
+        return accounts[0], ""
+    for account in accounts:
+        if account.name == entry.name:
+            return account, ""
+    if url is None:
+        return None, "no configured account has its name, and no base URL is given for it"
+    here = [a for a in accounts if a.base_url is not None and a.base_url.rstrip("/") == url]
+    if not here:
+        return None, "no configured account has its name or its base URL"
+    if len({_range_options(a) for a in here}) > 1:
+        names = ", ".join(a.name for a in here)
+        return None, f"the accounts at its base URL ({names}) differ in their range parameters"
+    return here[0], ""
+
+
+def _range_options(account: AccountSettings) -> tuple[Any, ...]:
+    return tuple(getattr(account.api, name) for name in RANGE_OPTIONS)
+
+
+def _plan(
+    entry: KeyEntry,
+    inventory: Inventory,
+    settings: Settings,
+    base_url: str | None,
+    environ: Mapping[str, str],
+    overrides: Mapping[str, Any],
+) -> _Plan:
+    given = base_url.rstrip("/") if base_url else None
+    account, unmatched = match_account(
+        entry, settings.accounts, entry.base_url or given or inventory.base_url
+    )
+    if account is not None:
+        # The deployment's ledger range parameters: an audit probes the API the sync reads.
+        fallback = account.base_url
+        options = {name: getattr(account.api, name) for name in RANGE_OPTIONS}
+    else:
+        fallback = environ.get(BASE_URL_ENV, "").strip() or None
+        options = {}
+    url = _base_url(entry, given or fallback or inventory.base_url, inventory)
+    origin = defaults = ""
+    if inventory.derived_from is not None:
+        origin = _derived_note(entry, settings, inventory.derived_from)
+    if account is None and not set(RANGE_OPTIONS) <= overrides.keys():
+        api = ApiOptions()
+        defaults = (
+            "probed with the API's default ledger range parameters "
+            f"({api.range_start_param}/{api.range_end_param}, {api.range_format}): {unmatched}"
+        )
+    return _Plan(url, {**options, **overrides}, origin, defaults)
+
+
+def _derived_note(entry: KeyEntry, settings: Settings, source: Path) -> str:
+    sharing = [a.name for a in settings.accounts if a.api_key_env == entry.env]
+    whose = (
+        f"the key of accounts {', '.join(sharing)} ({entry.env})"
+        if len(sharing) > 1
+        else f"the key of account {entry.name}"
+    )
+    return (
+        f"derived from the accounts file {source}: {whose}; no places are listed, so only a "
+        "scan (--scan, --scan-git) can tell where it lies"
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class _Run:
     """What every step of one run needs; the keys in clear live here and nowhere else (kept
@@ -139,8 +253,7 @@ class _Run:
 
     keys: dict[str, str] = dataclasses.field(repr=False)
     unavailable: dict[str, str]
-    urls: dict[str, str]
-    overrides: dict[str, Any]
+    plans: dict[str, _Plan]
     secret: bytes = dataclasses.field(repr=False)
     redactor: Redactor = dataclasses.field(repr=False)
     day: date | None
@@ -162,8 +275,12 @@ def _audit(
     def probe(entry: KeyEntry) -> tuple[EndpointResult, ...]:
         if entry.name in run.unavailable:
             return ()
-        client_settings = audit_settings(run.urls[entry.name], keys[entry.name], run.overrides)
+        plan = run.plans[entry.name]
+        client_settings = audit_settings(plan.url, keys[entry.name], plan.options)
         results = probe_key(client_settings, redactor, run.day)
+        if plan.defaults:
+            log.warning("key %s: %s", redactor.scrub(entry.name), redactor.scrub(plan.defaults))
+            results = tuple(_explained(r, plan.defaults) for r in results)
         log.info(
             "audited key %s (%s): %s",
             redactor.scrub(entry.name),
@@ -183,18 +300,21 @@ def _audit(
     results: list[KeyResult] = []
     for entry in inventory.keys:
         fp, tail = ids.get(entry.name, (None, ""))
-        results.append(
-            assess(
-                entry,
-                fingerprint=fp,
-                last4=tail,
-                base_url=run.urls[entry.name],
-                endpoints=probed[entry] or _not_probed(),
-                hits=hits_by_key.get(entry.name, ()),
-                unavailable=run.unavailable.get(entry.name),
-                scan=scan_stats,
-            )
+        plan = run.plans[entry.name]
+        result = assess(
+            entry,
+            fingerprint=fp,
+            last4=tail,
+            base_url=plan.url,
+            endpoints=probed[entry] or _not_probed(),
+            hits=hits_by_key.get(entry.name, ()),
+            unavailable=run.unavailable.get(entry.name),
+            scan=scan_stats,
         )
+        if plan.note:
+            note = "; ".join(n for n in (result.note, plan.note) if n)
+            result = dataclasses.replace(result, note=note)
+        results.append(result)
     return AuditReport(
         run_id=run_id,
         audited_at=datetime.now(UTC),
@@ -278,14 +398,26 @@ def _merge(stats: list[ScanStats]) -> ScanStats:
     return ScanStats(**merged)
 
 
-def _base_url(entry: KeyEntry, default: str | None, inventory: Path) -> str:
+def _base_url(entry: KeyEntry, default: str | None, inventory: Inventory) -> str:
     url = entry.base_url or default
     if not url:
+        where = "the account" if inventory.derived_from else "the inventory"
         raise ConfigurationError(
-            f"{inventory}: key {entry.name!r}: no base URL: pass --base-url, set "
-            f"{BASE_URL_ENV}, or add base_url to the inventory"
+            f"{inventory.path}: key {entry.name!r}: no base URL: pass --base-url, set "
+            f"{BASE_URL_ENV}, or add base_url to {where}"
         )
     return url.rstrip("/")
+
+
+def _explained(result: EndpointResult, note: str) -> EndpointResult:
+    """The ledger's refusal of a query (a 400 for parameters it does not know) with the reason
+    the query was the API's default one: the "probe incomplete" finding then says why."""
+    status = result.http_status
+    if result.endpoint != LEDGER_ENDPOINT or result.outcome is not Outcome.UNKNOWN:
+        return result
+    if status is None or not 400 <= status < 500 or status == 429:
+        return result
+    return dataclasses.replace(result, reason=f"{result.reason} ({note})")
 
 
 def _not_probed() -> tuple[EndpointResult, ...]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pipelines.audit import key_fingerprint, last4
+from pipelines.audit.cli import MISSING_INVENTORY
 from pipelines.audit.report import AuditReport, severity_counts
 from pipelines.audit.run import run_audit
 from pipelines.audit.terminal import render, visible
@@ -144,7 +145,7 @@ def test_bad_inventory_fail_on_and_baseline_are_one_line_errors(
     line = one_error_line(run_cli([*estate["base"], "--fail-on", "severe"], estate["env"]))
     assert line.startswith("creditlens: error: --fail-on: unknown severity 'severe'")
     missing = one_error_line(run_cli([], {})).removeprefix("creditlens: error: ")
-    assert missing == "missing option --inventory: the key inventory file (see docs/audit.md)"
+    assert missing == MISSING_INVENTORY
     not_json = write(tmp_path / "base.json", "{")
     line = one_error_line(run_cli([*estate["base"], "--baseline", str(not_json)], estate["env"]))
     assert "is not JSON" in line
