@@ -20,7 +20,17 @@ SAMPLE_EVERY_S = 0.05
 
 
 class ChildTimeout(RuntimeError):
-    """A contender ran past its time bound and was killed."""
+    """A contender ran past its time bound and was killed.
+
+    Like ``ChildOverMemory``, what it had taken by then is still a figure: a contender run beside
+    another under a wall-time budget (the dlt peer on a rate-limited network) is stopped, and its
+    time so far is a lower bound.
+    """
+
+    def __init__(self, message: str, wall_s: float = 0.0, peak_rss_mb: float = 0.0) -> None:
+        super().__init__(message)
+        self.wall_s = wall_s
+        self.peak_rss_mb = peak_rss_mb
 
 
 class ChildOverMemory(RuntimeError):
@@ -126,7 +136,11 @@ def run_child(
                     wall = time.perf_counter() - started
                     raise ChildOverMemory(name, wall, tree_kb / 1024, max_rss_mb)
                 if time.perf_counter() > deadline:
-                    raise ChildTimeout(f"{name} still running after {timeout_s:.0f}s; killed")
+                    raise ChildTimeout(
+                        f"{name} still running after {timeout_s:.0f}s; killed",
+                        wall_s=time.perf_counter() - started,
+                        peak_rss_mb=tree_kb / 1024,
+                    )
                 time.sleep(SAMPLE_EVERY_S)
         finally:
             if proc.returncode is None:

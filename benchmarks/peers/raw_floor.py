@@ -67,6 +67,32 @@ def _plan(first_pages: dict[str, bytes]) -> list[tuple[str, int]]:
     return todo
 
 
+def count_pages(
+    base_url: str, key: str, windows: list[str], timeout_s: float = 60
+) -> tuple[int, int]:
+    """Entries and requests the floor needs for ``windows``, from page 1 of each alone.
+
+    On a rate-limited network the floor is not fetched but computed, requests needed / rate, and
+    this is how many requests it counts: every window's page 1 and the pages its total implies,
+    as ``_plan`` hands them out. A 429 is waited out (Retry-After), so a small bucket still counts.
+    """
+    entries = 0
+    first_pages: dict[str, bytes] = {}
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(base_url=base_url, headers={"X-Api-Key": key}, timeout=30) as client:
+        for window in windows:
+            while True:
+                response = client.get(PATH, params=_params(window, 1))
+                if response.status_code != 429 or time.monotonic() > deadline:
+                    break
+                time.sleep(float(response.headers.get("Retry-After", "1")))
+            response.raise_for_status()
+            first_pages[window] = response.content
+            match = TOTAL.search(response.content)
+            entries += int(match.group(1)) if match else 0
+    return entries, len(windows) + len(_plan(first_pages))
+
+
 def fetch_threads(
     base_url: str, key: str, windows: list[str], workers: int, deadline: float
 ) -> _Tally:
