@@ -16,10 +16,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
 from pipelines.api.errors import ConfigurationError
 from pipelines.api.redact import Redactor, needles
-from pipelines.api.settings import BASE_URL_ENV, ApiOptions
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.git_scan import scan_git
@@ -28,11 +26,10 @@ from pipelines.audit.inventory import (
     KeyEntry,
     KeyUnavailable,
     Place,
-    derived_inventory,
-    load_inventory,
     resolve_key,
 )
 from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
+from pipelines.audit.key_plan import LEDGER_ENDPOINT, KeyPlan, key_inventory, key_plan
 from pipelines.audit.probe import audit_settings, check_settings, probe_key
 from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit, ScanStats
 from pipelines.audit.scan import (
@@ -43,7 +40,7 @@ from pipelines.audit.scan import (
     place_covers,
     scan,
 )
-from pipelines.settings import AccountSettings, Settings
+from pipelines.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -93,13 +90,13 @@ def run_audit(
     """
     environ: Mapping[str, str] = os.environ if env is None else env
     settings = settings or Settings.from_env(environ)
-    inventory = _inventory(inventory_path, settings)
+    inventory = key_inventory(inventory_path, settings)
     roots = [Path(p).expanduser() for p in scan_paths]
     repos = [Path(p).expanduser() for p in git_repos]
     check_roots(roots)
     check_roots(repos)
     plans = {
-        e.name: _plan(e, inventory, settings, base_url, environ, api_settings_overrides or {})
+        e.name: key_plan(e, inventory, settings, base_url, environ, api_settings_overrides or {})
         for e in inventory.keys
     }
     for plan in plans.values():
@@ -134,118 +131,6 @@ def run_audit(
     return scrub(report, redactor)
 
 
-def _inventory(source: Path | str | Inventory | None, settings: Settings) -> Inventory:
-    if isinstance(source, Inventory):
-        return source
-    if source is not None:
-        return load_inventory(source)
-    if settings.config_file is None:
-        raise ConfigurationError(
-            "no key inventory: give an inventory file, or use an accounts file "
-            f"({CONFIG_ENV} or ./{DEFAULT_CONFIG}) to derive one from (see docs/audit.md)"
-        )
-    return derived_inventory(settings.accounts, settings.config_file)
-
-
-# The ApiOptions an audit takes from a key's account: what the ledger probe's query is made of.
-RANGE_OPTIONS = ("range_start_param", "range_end_param", "range_format")
-LEDGER_ENDPOINT = "transactions"
-
-
-@dataclasses.dataclass(frozen=True)
-class _Plan:
-    """How one key is probed: where, with which client options, and what its result should
-    say about that choice (empty when nothing was assumed)."""
-
-    url: str
-    options: dict[str, Any]
-    # Where the entry came from, when not from an inventory file.
-    origin: str = ""
-    # Why the ledger was asked with the API's default range parameters, when it was.
-    defaults: str = ""
-
-    @property
-    def note(self) -> str:
-        return "; ".join(n for n in (self.origin, self.defaults) if n)
-
-
-def match_account(
-    entry: KeyEntry, accounts: Sequence[AccountSettings], url: str | None
-) -> tuple[AccountSettings | None, str]:
-    """The account whose API a key reads, and, when there is none, why.
-
-    By name first (an inventory written for an accounts file names its keys after the
-    accounts), then by the base URL the key is probed at (``url``, without any account's): the
-    range parameters are the deployment's, so any account there will do, as long as they all
-    agree. With one account configured, that one. Otherwise None: taking the first account's
-    parameters for a key of another deployment would turn a wrong query into a "probe
-    incomplete" finding about the key.
-    """
-    if len(accounts) == 1:
-        return accounts[0], ""
-    for account in accounts:
-        if account.name == entry.name:
-            return account, ""
-    if url is None:
-        return None, "no configured account has its name, and no base URL is given for it"
-    here = [a for a in accounts if a.base_url is not None and a.base_url.rstrip("/") == url]
-    if not here:
-        return None, "no configured account has its name or its base URL"
-    if len({_range_options(a) for a in here}) > 1:
-        names = ", ".join(a.name for a in here)
-        return None, f"the accounts at its base URL ({names}) differ in their range parameters"
-    return here[0], ""
-
-
-def _range_options(account: AccountSettings) -> tuple[Any, ...]:
-    return tuple(getattr(account.api, name) for name in RANGE_OPTIONS)
-
-
-def _plan(
-    entry: KeyEntry,
-    inventory: Inventory,
-    settings: Settings,
-    base_url: str | None,
-    environ: Mapping[str, str],
-    overrides: Mapping[str, Any],
-) -> _Plan:
-    given = base_url.rstrip("/") if base_url else None
-    account, unmatched = match_account(
-        entry, settings.accounts, entry.base_url or given or inventory.base_url
-    )
-    if account is not None:
-        # The deployment's ledger range parameters: an audit probes the API the sync reads.
-        fallback = account.base_url
-        options = {name: getattr(account.api, name) for name in RANGE_OPTIONS}
-    else:
-        fallback = environ.get(BASE_URL_ENV, "").strip() or None
-        options = {}
-    url = _base_url(entry, given or fallback or inventory.base_url, inventory)
-    origin = defaults = ""
-    if inventory.derived_from is not None:
-        origin = _derived_note(entry, settings, inventory.derived_from)
-    if account is None and not set(RANGE_OPTIONS) <= overrides.keys():
-        api = ApiOptions()
-        defaults = (
-            "probed with the API's default ledger range parameters "
-            f"({api.range_start_param}/{api.range_end_param}, {api.range_format}): {unmatched}"
-        )
-    return _Plan(url, {**options, **overrides}, origin, defaults)
-
-
-def _derived_note(entry: KeyEntry, settings: Settings, source: Path) -> str:
-    sharing = [a.name for a in settings.accounts if a.api_key_env == entry.env]
-    whose = (
-        f"the key of accounts {', '.join(sharing)} ({entry.env})"
-        if len(sharing) > 1
-        else f"the key of account {entry.name}"
-    )
-    return (
-        f"derived from the accounts file {source}: {whose}; no places are listed, so only a "
-        "scan (--scan, --scan-git) can tell where it lies"
-    )
-
-
 @dataclasses.dataclass(frozen=True)
 class _Run:
     """What every step of one run needs; the keys in clear live here and nowhere else (kept
@@ -253,7 +138,7 @@ class _Run:
 
     keys: dict[str, str] = dataclasses.field(repr=False)
     unavailable: dict[str, str]
-    plans: dict[str, _Plan]
+    plans: dict[str, KeyPlan]
     secret: bytes = dataclasses.field(repr=False)
     redactor: Redactor = dataclasses.field(repr=False)
     day: date | None
@@ -396,17 +281,6 @@ def _merge(stats: list[ScanStats]) -> ScanStats:
         else:
             merged[f.name] = values[0]
     return ScanStats(**merged)
-
-
-def _base_url(entry: KeyEntry, default: str | None, inventory: Inventory) -> str:
-    url = entry.base_url or default
-    if not url:
-        where = "the account" if inventory.derived_from else "the inventory"
-        raise ConfigurationError(
-            f"{inventory.path}: key {entry.name!r}: no base URL: pass --base-url, set "
-            f"{BASE_URL_ENV}, or add base_url to {where}"
-        )
-    return url.rstrip("/")
 
 
 def _explained(result: EndpointResult, note: str) -> EndpointResult:

@@ -19,8 +19,8 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.audit import KeyStatus, Outcome, run_audit
 from pipelines.audit.cli import MISSING_INVENTORY
 from pipelines.audit.inventory import KeyEntry
+from pipelines.audit.key_plan import match_account
 from pipelines.audit.report import AuditReport, KeyResult
-from pipelines.audit.run import match_account
 from pipelines.settings import AccountSettings, Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
 from tests.audit.audit_cli_helpers import assert_no_key, one_error_line, run_cli, write
