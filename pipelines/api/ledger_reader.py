@@ -10,13 +10,19 @@ land twice, as if identical, and the real page 2 never). Otherwise the window is
 bounded number of times. Pages are yielded as they arrive, so memory stays bounded; a consumer
 drops what it staged for a window when it sees ``WindowRestart``. A window, its retries and
 re-reads included, must be read by its deadline (``CREDITLENS_WINDOW_DEADLINE_S``).
+
+How many pages are in flight is not the reader's call: it keeps requests waiting for their turn
+(a bounded look-ahead), and the key's limiter (pipelines/api/pacing.py) lets out as many as the
+API takes. Several readers sharing a client (windows read at once) share that limiter.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -73,11 +79,17 @@ ReadEvent = PageRead | WindowRestart | WindowDone
 
 @dataclass
 class ReadStats:
+    """What this reader did; ``requests``, ``retries`` and ``throttled`` are its own share of
+    the client's counters (a ``Tally``), which other readers of the same client also move."""
+
     windows: int = 0
     pages: int = 0
     entries: int = 0
     restarts: int = 0
     restart_reasons: list[str] = field(default_factory=list)
+    requests: int = 0
+    retries: int = 0
+    throttled: int = 0
 
 
 class _Drift(Exception):
@@ -92,6 +104,7 @@ class LedgerReader:
         self.settings = client.settings
         self.stats = ReadStats()
         self._drift_pause_s = drift_pause_s
+        self._counting = threading.Lock()  # pages are fetched from several threads
 
     def windows(self, first: date, last: date) -> list[Window]:
         """Windows of at most ``max_window_days``; the range's last day is a window of its own.
@@ -157,8 +170,10 @@ class LedgerReader:
             params,
             lambda body: parse_ledger_page(body, where),
             deadline=deadline,
+            tally=self.stats,
         )
-        self.stats.pages += 1
+        with self._counting:
+            self.stats.pages += 1
         return page
 
     def _read_attempt(
@@ -224,27 +239,27 @@ class LedgerReader:
     def _fetch_many(
         self, window: Window, numbers: range, deadline: Deadline
     ) -> Iterator[tuple[int, LedgerPage]]:
-        """Pages in order, with up to ``concurrency`` requests in flight."""
-        workers = self.settings.concurrency
-        if workers <= 1:
+        """Pages in order. Threads enough for the limiter's maximum; the requests waiting here are
+        at most twice its current level (each done page waits for its turn to be yielded), so
+        memory stays a few pages per request the API takes at once."""
+        threads = self.settings.max_concurrency
+        if threads <= 1:
             for number in numbers:
                 yield number, self._fetch(window, number, deadline)
             return
-        pending: list[tuple[int, Future[LedgerPage]]] = []
+        limiter = self.client.limiter
+        pending: deque[tuple[int, Future[LedgerPage]]] = deque()
         todo = iter(numbers)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ledger-page") as pool:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ledger-page") as pool:
             try:
-                for number in todo:
-                    pending.append((number, pool.submit(self._fetch, window, number, deadline)))
-                    if len(pending) >= workers * 2:
-                        break
-                while pending:
-                    number, future = pending.pop(0)
-                    page = future.result()
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        pending.append((nxt, pool.submit(self._fetch, window, nxt, deadline)))
-                    yield number, page
+                while True:
+                    ahead = min(2 * threads, max(2, 2 * limiter.level))
+                    while len(pending) < ahead and (number := next(todo, None)) is not None:
+                        pending.append((number, pool.submit(self._fetch, window, number, deadline)))
+                    if not pending:
+                        return
+                    number, future = pending.popleft()
+                    yield number, future.result()
             finally:
                 for _, future in pending:
                     future.cancel()

@@ -2,6 +2,13 @@
 
 Bounded exponential backoff with full jitter, so that many syncs hitting one rate limit do
 not retry in lockstep; a server's Retry-After wins when it asks for longer.
+
+A 429 that says when to come back (Retry-After of a second or more) is the server pacing us, not
+failing: it does not count against ``max_retries`` (a sync reading at the key's rate meets a few
+of them on every window), only against ``THROTTLED_RETRIES`` and the deadlines. A 429 without
+one (or with 0) says nothing about when, so it counts like a 503. ``max_retries`` 0 still means
+no retry at all, and no wait for the key's turn either: a caller asking one question per endpoint
+(the key audit) wants its answer now, a 429 included.
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from dataclasses import dataclass, field
 # A server asking for more than this is treated as asking for this: a sync should fail clearly
 # rather than sleep for an hour.
 RETRY_AFTER_CAP_S = 120.0
+# 429s in a row for one request before it fails: each holds every request of the key for at least
+# a second (pipelines/api/pacing.py), so 50 is minutes of being refused, far beyond a rate limit.
+THROTTLED_RETRIES = 50
 
 
 @dataclass
@@ -27,6 +37,11 @@ class Backoff:
         if retry_after is not None:
             wait = max(wait, min(retry_after, RETRY_AFTER_CAP_S))
         return wait
+
+
+def is_pacing(status: int, retry_after: float | None) -> bool:
+    """Whether an answer is the server asking us to slow down and saying when to come back."""
+    return status == 429 and retry_after is not None and retry_after >= 1
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -121,7 +121,17 @@ class ApiOptions(BaseModel):
     page_size: int = Field(default=100, ge=1, le=100)
     max_window_days: int = Field(default=366, ge=1, le=366)
     drift_retries: int = env_field("CREDITLENS_DRIFT_RETRIES", 5, ge=0)
+    # Ledger requests of one key in flight when a sync starts; from there the key's limiter
+    # (pipelines/api/pacing.py) moves it by what the API answers, up to max_concurrency.
     concurrency: int = env_field("CREDITLENS_CONCURRENCY", 4, ge=1, le=32)
+    # 32 in flight is 400 requests a second at an 80 ms round trip: above the per-key rates API
+    # gateways grant (tens a second), and about what one process parses (a page costs 1.2-1.6 ms
+    # of CPU), so more would only queue. A starting level above it starts at it.
+    max_concurrency: int = env_field("CREDITLENS_MAX_CONCURRENCY", 32, ge=1, le=256)
+    # Requests in flight to one API host from this process, all keys together: an agency syncing
+    # 50 accounts at once would otherwise open 50 x max_concurrency connections. 64 lets two keys
+    # run at their maximum and stays far below what one client may hold open at a gateway.
+    host_concurrency: int = env_field("CREDITLENS_HOST_CONCURRENCY", 64, ge=1, le=1024)
     # Ledger windows read at once, each in its own process (1: all in the sync's process). Two by
     # default: a second core halves a long backfill, and each worker costs about 150 MB.
     processes: int = env_field("CREDITLENS_PROCESSES", min(2, os.cpu_count() or 1), ge=1, le=32)
