@@ -51,6 +51,7 @@ REPORTED = {
 ACCOUNTS_FILE = "accounts.toml"
 CONFIG_ENV = "CREDITLENS_CONFIG"
 ACCOUNT_CONCURRENCY_ENV = "CREDITLENS_ACCOUNT_CONCURRENCY"
+HOST_CONCURRENCY_ENV = "CREDITLENS_HOST_CONCURRENCY"
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,9 @@ def accounts_environment(
     path.write_text("\n".join(text), encoding="utf-8")
     env[CONFIG_ENV] = str(path)
     env[ACCOUNT_CONCURRENCY_ENV] = str(concurrency)
+    # Every account on one simulated host: the host's bound must admit each key's share (about
+    # rate x round trip in flight, 2 at 20/s and 80 ms), or the bound, not the keys, is measured.
+    env[HOST_CONCURRENCY_ENV] = str(max(64, 4 * concurrency))
     return env
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from dagster import DailyPartitionsDefinition
 
 from pipelines.settings import Settings
-from pipelines.warehouse.read import WarehouseError, recorded_first_day
+from pipelines.warehouse.read import WarehouseError, recorded_first_days
 
 
 def ledger_partitions(start: date) -> DailyPartitionsDefinition:
@@ -30,16 +30,17 @@ def ledger_start_day(settings: Settings, today: date | None = None) -> date:
     if settings.ledger_start is not None:
         return settings.ledger_start
     today = today or datetime.now(UTC).date()
-    found = [day for day in map(lambda a: _recorded(settings, a.name), settings.accounts) if day]
+    found = list(_recorded(settings).values())
     if found:
         return min(min(found), today)
     reach = max(a.history_limit for a in settings.accounts)
     return (today - timedelta(days=reach)).replace(month=1, day=1)
 
 
-def _recorded(settings: Settings, account: str) -> date | None:
+def _recorded(settings: Settings) -> dict[str, date]:
+    """Every account's discovered first day, in one read of the analyst copy."""
     copy = settings.open_warehouse().analyst_copy
     try:
-        return recorded_first_day(copy, account)
+        return recorded_first_days(copy, [a.name for a in settings.accounts])
     except WarehouseError:
-        return None
+        return {}

@@ -44,6 +44,11 @@ class LedgerSyncResult:
     replaced: int
     duration_s: float  # the sync's own time: reading, staging, landing, publishing
     lock_wait_s: float = 0.0  # spent waiting for the warehouse's lock, not in duration_s
+    # The key's rate limit as the sync met it: 429s absorbed by waiting (never a failure), and
+    # the requests in flight its limiter settled on at the end, and at most.
+    rate_limited: int = 0
+    concurrency: int = 0
+    peak_concurrency: int = 0
 
     @classmethod
     def of(
@@ -52,6 +57,7 @@ class LedgerSyncResult:
         landed: LandingResult,
         duration_s: float,
         lock_wait_s: float = 0.0,
+        **reading: int,
     ) -> LedgerSyncResult:
         """The sync as it landed. What it read is the landing's, under the same names, so it is
         taken by name rather than copied field by field; what it wrote is the warehouse's."""
@@ -65,6 +71,7 @@ class LedgerSyncResult:
             replaced=landed.replaced,
             duration_s=duration_s,
             lock_wait_s=lock_wait_s,
+            **reading,
         )
 
     def metadata(self) -> dict[str, Any]:
@@ -83,6 +90,9 @@ class LedgerSyncResult:
             "rows_replaced": self.replaced,
             "duration_s": round(self.duration_s, 3),
             "lock_wait_s": round(self.lock_wait_s, 3),
+            "rate_limited": self.rate_limited,
+            "concurrency": self.concurrency,
+            "peak_concurrency": self.peak_concurrency,
         }
 
     @classmethod
@@ -104,6 +114,9 @@ class LedgerSyncResult:
             replaced=int(metadata["rows_replaced"]),
             duration_s=float(metadata["duration_s"]),
             lock_wait_s=float(metadata.get("lock_wait_s", 0.0)),
+            rate_limited=int(metadata.get("rate_limited", 0)),
+            concurrency=int(metadata.get("concurrency", 0)),
+            peak_concurrency=int(metadata.get("peak_concurrency", 0)),
         )
 
     def summary(self) -> str:
@@ -114,10 +127,19 @@ class LedgerSyncResult:
             if self.lock_wait_s >= NOTABLE_WAIT_S
             else ""
         )
+        throttled = (
+            f"; {self.rate_limited} rate-limited responses absorbed" if self.rate_limited else ""
+        )
+        pace = (
+            f"; concurrency {self.concurrency} (peak {self.peak_concurrency})"
+            if self.concurrency
+            else ""
+        )
         return (
             f"ledger {self.range_start.isoformat()}..{self.range_end.isoformat()}: "
             f"fetched {self.fetched}, landed {self.landed}, quarantined {self.quarantined} "
             f"({self.windows} windows, {self.pages} pages, {round(self.duration_s, 3)}s){waited}"
+            f"{throttled}{pace}"
         )
 
 
@@ -150,7 +172,15 @@ def sync_ledger(
             warehouse.publish_analyst_copy()
         elapsed = time.monotonic() - started
     waited = waits.seconds + turn_wait_s
-    return LedgerSyncResult.of(landing, landed, elapsed - waited, waited)
+    return LedgerSyncResult.of(
+        landing,
+        landed,
+        elapsed - waited,
+        waited,
+        rate_limited=client.throttled,
+        concurrency=client.concurrency_level,
+        peak_concurrency=client.peak_concurrency,
+    )
 
 
 def _read_and_land(
