@@ -16,7 +16,7 @@ from dagster import (
     asset,
 )
 
-from pipelines.account_work import at_least_one, failures, for_each_account
+from pipelines.account_work import OneWriter, at_least_one, failures, for_each_account
 from pipelines.automation import after_ledger_sync
 from pipelines.dagster_metadata import row_count
 from pipelines.resources import PlatformApiResource, WarehouseResource
@@ -45,11 +45,17 @@ def _snapshot_asset(endpoint: SnapshotEndpoint) -> AssetsDefinition:
         accounts = platform_api.accounts()
         with warehouse.step(context, endpoint.table):
             wh = warehouse.warehouse()
+            writer = OneWriter()
 
             def fetch(account: AccountSettings) -> SnapshotResult:
                 with platform_api.client(account) as client:
                     return snapshot(
-                        client, wh, endpoint, account=account, run_id=context.run.run_id
+                        client,
+                        wh,
+                        endpoint,
+                        account=account,
+                        run_id=context.run.run_id,
+                        turn=writer.turn,
                     )
 
             outcomes = for_each_account(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -72,14 +74,18 @@ def snapshot(
     *,
     account: AccountSettings,
     run_id: str,
+    turn: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> SnapshotResult:
+    """Fetches and stores one account's snapshot; ``turn`` is taken around the store only, so
+    the accounts of one step fetch side by side and write one at a time."""
     doc = client.get_json(endpoint.path)
     rows = build_rows(endpoint, doc, account=account, run_id=run_id, fetched_at=datetime.now(UTC))
     warning = None
     if rows.problem is not None:
         warning = shape_warning(f"GET {endpoint.path}", rows.problem)
         log.warning(warning)
-    stored = warehouse.land_snapshot(endpoint.table, account.name, rows.content_hash, rows.rows)
+    with turn():
+        stored = warehouse.land_snapshot(endpoint.table, account.name, rows.content_hash, rows.rows)
     return SnapshotResult(
         account=account.name,
         stored=stored,
