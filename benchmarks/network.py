@@ -626,7 +626,7 @@ def accounts(args: argparse.Namespace, scratch: Path) -> Report:
         workdir = scratch / "creditlens"
         env = sync_env(platform, workdir, args.account_concurrency)
         since = ["--since", platform.first.isoformat(), "--until", platform.last.isoformat()]
-        run = run_sync(env, workdir, since, timeout_s=args.sync_timeout_s)
+        run = run_sync(env, workdir, since, timeout_s=args.sync_timeout_s, phases=bool(args.phases))
         print(f"creditlens sync of {len(names)} accounts: {run.wall_s:.2f}s")
         traffic = platform.traffic()
     expected = {name: entries for name, (entries, _) in counted.items()}
@@ -966,6 +966,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", type=Path, help="write the figures as JSON here")
     common.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    common.add_argument(
+        "--phases",
+        action="store_true",
+        help="accounts: run the sync through benchmarks/sync_phases.py (stamps on stderr)",
+    )
     common.add_argument("--now", type=_now, default=_now(DEFAULT_NOW), help="the simulated now")
     common.add_argument(
         "--history-days",

@@ -7,7 +7,8 @@ Every configured account is synced by the same step, several at once (pipelines/
 Dagster's fixed costs are paid once per run, not once per company, and the day stays the only
 partition (docs/scale-out.md: an account partition beside it would multiply the per-day events by
 the accounts). The account is in every landed row, in each account's observation and in its own
-checks; one account failing fails its ``account_synced`` check, and the others land.
+checks; one account failing is named by the ``accounts_synced`` check
+(pipelines/ledger/checks.py), and the others land.
 
 Metadata is honest per partition: each day's materialization carries that day's own counts, read
 back from the warehouse (entries landed and quarantined, ``dagster/row_count``), so summing the
@@ -19,9 +20,6 @@ to repeat them on each of its 31 days.
 from datetime import date
 
 from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetObservation,
@@ -37,9 +35,7 @@ from dagster import (
 from pydantic import Field
 
 from pipelines import progress
-from pipelines.account_checks import check_names, named_per_account
 from pipelines.account_work import (
-    AccountOutcome,
     OneWriter,
     at_least_one,
     failures,
@@ -53,9 +49,6 @@ from pipelines.settings import AccountSettings, Settings
 from pipelines.warehouse.row_counts import DayRows, ledger_days
 
 LEDGER = AssetKey("ledger_entries")
-# Per account (pipelines/account_checks.py), with an accounts file only: without one, the one
-# account's failure fails the run, as it always has.
-ACCOUNT_SYNCED = "account_synced"
 
 
 def run_totals(result: LedgerSyncResult) -> dict[str, object]:
@@ -102,8 +95,6 @@ def _threads_only(account: AccountSettings) -> AccountSettings:
 def build_ledger_asset(
     settings: Settings, partitions: DailyPartitionsDefinition, freshness: FreshnessPolicy
 ) -> AssetsDefinition:
-    synced = check_names(ACCOUNT_SYNCED, settings) if named_per_account(settings) else {}
-
     @asset(
         name="ledger_entries",
         group_name="ledger",
@@ -111,16 +102,6 @@ def build_ledger_asset(
         backfill_policy=BackfillPolicy.single_run(),
         pool=WAREHOUSE_POOL,
         freshness_policy=freshness,
-        check_specs=[
-            AssetCheckSpec(
-                name,
-                asset=LEDGER,
-                description=f"The ledger of account {account} synced in the latest run: one "
-                "account's failure (a rejected key, an unreachable host) fails only its own "
-                "check, and the others land.",
-            )
-            for account, name in synced.items()
-        ],
         description=(
             "The credit ledger (GET /Consumption/transactions) of every configured account, one "
             "row per entry in the DuckDB table ledger_entries; each run replaces exactly the UTC "
@@ -189,28 +170,6 @@ def build_ledger_asset(
             context.add_asset_metadata(
                 day_metadata(days.get(date.fromisoformat(key), DayRows())), partition_key=key
             )
-        return MaterializeResult(check_results=_synced_checks(synced, outcomes))
+        return MaterializeResult()
 
     return ledger_entries
-
-
-def _synced_checks(
-    names: dict[str, str], outcomes: list[AccountOutcome[LedgerSyncResult]]
-) -> list[AssetCheckResult]:
-    results = []
-    for outcome in outcomes:
-        name = names.get(outcome.account.name)
-        if name is None:
-            continue
-        failure = outcome.failure
-        results.append(
-            AssetCheckResult(
-                check_name=name,
-                asset_key=LEDGER,
-                passed=failure is None,
-                severity=AssetCheckSeverity.ERROR,
-                metadata=failure.metadata() if failure else {"account": outcome.account.name},
-                description=failure.line() if failure else None,
-            )
-        )
-    return results

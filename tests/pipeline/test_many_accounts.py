@@ -121,10 +121,13 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     report = run_sync(Settings.from_env(), None, None)
     assert [f.account for f in report.failures()] == ["initech"]
     ledger = report.ledger.checks
-    assert ledger["account_synced__acme"][0] and ledger["account_synced__globex"][0]
-    assert not ledger["account_synced__initech"][0]
-    assert ledger["fetched_equals_landed_plus_quarantined__acme"][0]
-    assert ledger["entry_ids_unique__globex"][0]
+    passed, _, synced = ledger["accounts_synced"]
+    assert not passed and synced["accounts_failed"] == 1
+    assert synced["account initech"].startswith("account initech: ledger: ")
+    assert synced["account acme"] == synced["account globex"] == "synced"
+    passed, _, invariant = ledger["fetched_equals_landed_plus_quarantined"]
+    assert passed and invariant["account acme"].startswith("fetched ")
+    assert ledger["entry_ids_unique"][0]
     checks = report.reconciliation.checks
     assert {"no_hidden_movements__acme", "no_hidden_movements__globex"} <= set(checks)
     assert "no_hidden_movements__initech" not in checks  # reconciled only where it landed
