@@ -764,8 +764,11 @@ def phases(stderr: str, wall_s: float) -> list[dict[str, Any]]:
         if label == "imported the CLI":
             out.append({"phase": "importing the CLI", "from_s": 0.0, "to_s": at, "took_s": at})
         elif label.startswith("< "):
-            name, took_text = label[2:].rsplit(" ", 1)
-            took = float(took_text.rstrip("s"))
+            name, _, took_text = label[2:].rpartition(" ")
+            try:
+                took = float(took_text.rstrip("s"))
+            except ValueError:  # two threads' stamps run together on one line
+                continue
             if name == "run_job":
                 name = f"run_job {next(jobs, '')}".strip()
             out.append({"phase": name, "from_s": at - took, "to_s": at, "took_s": took})
