@@ -3,11 +3,19 @@
 ``simulated`` starts a simulator for a scenario and tears it down; ``creditlens_env`` points
 every CREDITLENS_* variable at it and at a fresh warehouse under tmp_path, the way a user's
 shell would.
+
+Its runs are recorded in an ephemeral Dagster instance (CREDITLENS_DAGSTER_INSTANCE=ephemeral):
+a persistent one costs a second or more per sync, and only the tests about the instance need
+it. Those ask for ``persistent_dagster=True``, which leaves the variable unset: the product's
+default, a persistent instance beside the warehouse (or in DAGSTER_HOME).
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -49,39 +57,79 @@ class Simulated:
         return PlatformClient(ApiSettings(base_url=self.url, api_key=SecretStr(key), **options))
 
 
+@contextmanager
+def serving(
+    scenario: str | Scenario = "small", seed: int = 0, **kwargs: Any
+) -> Iterator[Simulated]:
+    """A simulator of ``scenario`` served on loopback for the block (``simulated`` is per test;
+    this is for a module-scoped fixture)."""
+    sim = Simulator(scenario, seed=seed, **kwargs)
+    with serve(sim) as server:
+        yield Simulated(sim, server, sim.companies[0].name, "demo-key")
+
+
 @pytest.fixture
 def simulated() -> Iterator[Callable[..., Simulated]]:
     stack: list[Any] = []
 
     def start(scenario: str | Scenario = "small", seed: int = 0, **kwargs: Any) -> Simulated:
-        sim = Simulator(scenario, seed=seed, **kwargs)
-        context = serve(sim)
-        server = context.__enter__()
+        context = serving(scenario, seed, **kwargs)
+        started = context.__enter__()
         stack.append(context)
-        company = sim.companies[0].name
-        return Simulated(sim, server, company, "demo-key")
+        return started
 
     yield start
+    # Each server takes uvicorn's ticks (0.2-0.3 s) to stop. Nothing after the test reads them,
+    # so they stop in the background while the next test starts, each on its own port.
     for context in reversed(stack):
-        context.__exit__(None, None, None)
+        threading.Thread(
+            target=context.__exit__, args=(None, None, None), name="simulator-stop", daemon=True
+        ).start()
+
+
+def creditlens_variables(
+    s: Simulated, folder: Path, *, persistent_dagster: bool = False, **extra: str
+) -> dict[str, str]:
+    """The CREDITLENS_* variables of a user of ``s`` whose warehouse and reports are in
+    ``folder``; see the module's docstring for ``persistent_dagster``."""
+    return {
+        "CREDITLENS_BASE_URL": s.url,
+        "CREDITLENS_API_KEY": s.key,
+        "CREDITLENS_ACCOUNT": s.company,
+        "CREDITLENS_WAREHOUSE": str(folder / "warehouse.duckdb"),
+        "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
+        "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
+        "CREDITLENS_MAX_RETRIES": "8",
+        **({} if persistent_dagster else {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"}),
+        **extra,
+    }
+
+
+def synced_once(s: Simulated, folder: Path) -> Settings:
+    """A whole sync of ``s`` into ``folder``, for a module-scoped fixture whose tests only read
+    the warehouse: the variables (the key is read from the environment when the API is called)
+    are set for the sync alone, so none is left for the tests."""
+    from pipelines.cli.sync_command import run_sync  # Dagster: only for the tests that sync
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name in list(os.environ):
+            if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+                monkeypatch.delenv(name)
+        for name, value in creditlens_variables(s, folder).items():
+            monkeypatch.setenv(name, value)
+        settings = Settings.from_env()
+        report = run_sync(settings, None, None)
+    assert not report.failures(), report.failures()
+    return settings
 
 
 @pytest.fixture
 def creditlens_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Settings]:
-    def configure(s: Simulated, **extra: str) -> Settings:
-        for name in list(__import__("os").environ):
+    def configure(s: Simulated, *, persistent_dagster: bool = False, **extra: str) -> Settings:
+        for name in list(os.environ):
             if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
                 monkeypatch.delenv(name, raising=False)
-        env = {
-            "CREDITLENS_BASE_URL": s.url,
-            "CREDITLENS_API_KEY": s.key,
-            "CREDITLENS_ACCOUNT": s.company,
-            "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
-            "CREDITLENS_REPORTS_DIR": str(tmp_path / "reports"),
-            "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
-            "CREDITLENS_MAX_RETRIES": "8",
-            **extra,
-        }
+        env = creditlens_variables(s, tmp_path, persistent_dagster=persistent_dagster, **extra)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         return Settings.from_env()

@@ -69,7 +69,7 @@ def test_materializations_carry_the_tables_row_counts(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     sync_days(settings, dagster_instance, s.first_day, 3)

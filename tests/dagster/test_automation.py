@@ -65,7 +65,7 @@ def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    settings = creditlens_env(s, persistent_dagster=True, CREDITLENS_HISTORY_LIMIT="0")
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     defs = build_definitions(settings)

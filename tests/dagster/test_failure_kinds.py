@@ -55,7 +55,7 @@ def test_a_lock_held_past_the_timeout_fails_the_step_naming_its_holder(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, CREDITLENS_LOCK_TIMEOUT_S="0.5")
+    settings = creditlens_env(s, persistent_dagster=True, CREDITLENS_LOCK_TIMEOUT_S="0.5")
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     defs = build_definitions(settings)

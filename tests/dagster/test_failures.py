@@ -22,7 +22,9 @@ def test_a_rejected_key_is_a_one_line_failure_the_cli_prints_too(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, CREDITLENS_API_KEY=WRONG_KEY, CREDITLENS_HISTORY_LIMIT="0")
+    settings = creditlens_env(
+        s, persistent_dagster=True, CREDITLENS_API_KEY=WRONG_KEY, CREDITLENS_HISTORY_LIMIT="0"
+    )
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     with pytest.raises(RunFailed) as caught:

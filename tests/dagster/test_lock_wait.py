@@ -26,7 +26,7 @@ def test_a_held_lock_is_reported_with_its_holder_and_kept_out_of_fetch_time(
     simulated: Start, creditlens_env: Env
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    settings = creditlens_env(s, persistent_dagster=True, CREDITLENS_HISTORY_LIMIT="0")
     day = s.first_day.isoformat()
     command = [sys.executable, "-m", "pipelines.cli", "sync", "--since", day, "--until", day]
     with (

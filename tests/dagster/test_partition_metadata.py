@@ -30,7 +30,7 @@ def test_each_day_carries_its_own_counts_and_the_run_its_totals_once(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     outcome = sync_days(settings, dagster_instance, s.first_day, DAYS)

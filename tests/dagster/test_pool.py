@@ -58,7 +58,7 @@ def test_a_second_writer_waits_in_the_queue_on_the_warehouse_pool(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     defs = build_definitions(settings)

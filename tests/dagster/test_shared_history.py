@@ -38,7 +38,7 @@ def test_a_cli_sync_is_in_the_instance_beside_the_warehouse(
     simulated: Start, creditlens_env: Env
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    settings = creditlens_env(s, persistent_dagster=True, CREDITLENS_HISTORY_LIMIT="0")
     last = s.first_day + timedelta(days=DAYS - 1)
     done = cli("sync", "--since", s.first_day.isoformat(), "--until", last.isoformat())
     assert done.returncode == 0, done.stderr[-2000:]
@@ -65,7 +65,7 @@ def test_dagster_home_gets_the_projects_configuration_and_no_warning(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     s = simulated("small")
-    creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    creditlens_env(s, persistent_dagster=True, CREDITLENS_HISTORY_LIMIT="0")
     folder = home(monkeypatch, tmp_path)
     day = s.first_day.isoformat()
     done = cli("sync", "--since", day, "--until", day)
@@ -85,7 +85,7 @@ def test_a_run_whose_process_is_gone_is_marked_failed(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Left "started", it would hold every queued run of the UI on the warehouse's pool."""
-    settings = creditlens_env(simulated("small"))
+    settings = creditlens_env(simulated("small"), persistent_dagster=True)
     home(monkeypatch, tmp_path)
     dagster_instance = cli_instance()
     job = build_definitions(settings).resolve_job_def("snapshot_sync")

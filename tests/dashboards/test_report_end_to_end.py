@@ -8,42 +8,42 @@ ledger agrees with, and names that show as text.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from dashboards import build_site, paths
-from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
-from tests.conftest import Simulated
+from tests.conftest import Simulated, serving, synced_once
 from tests.dashboards.cdp import Chromium
 from tests.dashboards.pages import MOVEMENTS, money, read_page
 from tests.dashboards.test_report_statement import FIGURES, independent_statements
 
-Start = Callable[..., Simulated]
-Env = Callable[..., Settings]
 HOSTILE = "<script>alert(1)</script>"
 
 
-def _synced(simulated: Start, creditlens_env: Env) -> tuple[Simulated, Settings]:
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Settings]]:
+    """Synced once for both tests: they only read the warehouse, each building its own site."""
     movements = [
         HiddenMovementSpec(amount=Decimal("25"), after_index=100),
         HiddenMovementSpec(amount=Decimal("5.125"), day_boundary_days_ago=40),
         HiddenMovementSpec(amount=Decimal("-7.25"), at_end=True),
     ]
     scenario = Scenario.named("hostile_names").with_company("acme", hidden_movements=movements)
-    s = simulated(scenario)
-    settings = creditlens_env(s)
-    run_sync(settings, None, None)
-    return s, settings
+    with serving(scenario) as s:
+        settings = synced_once(s, tmp_path_factory.mktemp("end-to-end"))
+        yield s, settings
 
 
-def test_synced_warehouse_gives_a_faithful_report(simulated: Start, creditlens_env: Env) -> None:
-    s, settings = _synced(simulated, creditlens_env)
-    site = build_site(settings.warehouse, settings.reports_dir)
+def test_synced_warehouse_gives_a_faithful_report(
+    synced: tuple[Simulated, Settings], tmp_path: Path
+) -> None:
+    s, settings = synced
+    site = build_site(settings.warehouse, tmp_path / "reports")
     assert site.accounts == (s.company,)
     truth = s.sim.truth(s.company)
 
@@ -80,10 +80,10 @@ def test_synced_warehouse_gives_a_faithful_report(simulated: Start, creditlens_e
 
 @pytest.mark.browser
 def test_synced_report_renders_clean_in_chromium(
-    simulated: Start, creditlens_env: Env, chromium: Chromium
+    synced: tuple[Simulated, Settings], chromium: Chromium, tmp_path: Path
 ) -> None:
-    s, settings = _synced(simulated, creditlens_env)
-    site = build_site(settings.warehouse, settings.reports_dir)
+    s, settings = synced
+    site = build_site(settings.warehouse, tmp_path / "reports")
     campaigns = site.out_dir / paths.dimension_index(s.company, "campaign_id")
     for page in (site.index_html, site.overviews[s.company], campaigns):
         events = chromium.open(Path(page).as_uri())

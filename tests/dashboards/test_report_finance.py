@@ -9,7 +9,7 @@ the burn against the daily balance, the balances against the snapshots.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -24,7 +24,7 @@ from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
-from tests.conftest import Simulated
+from tests.conftest import Simulated, serving, synced_once
 from tests.dashboards.conftest import site_files
 from tests.dashboards.pages import money, read_page, records
 from tests.dashboards.spreadsheets import read_records
@@ -36,7 +36,7 @@ from tests.dashboards.tie_out import (
     assert_tables_have_their_csv,
     caption,
 )
-from tests.pipeline.helpers import cli
+from tests.pipeline.helpers import cli, cli_in_process
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -52,7 +52,7 @@ WHERE account = ? AND day BETWEEN ? AND ?
 """
 
 
-def synced_company(simulated: Start, creditlens_env: Env) -> tuple[Simulated, Settings]:
+def finance_scenario() -> Scenario:
     """A company with a campaign named as a formula, promotions and expiries every month, a
     hidden movement between entries and one after the last, and a breakdown mismatch."""
     mismatch = Scenario.named("breakdown_mismatch").company("acme").breakdown_mismatches
@@ -60,17 +60,30 @@ def synced_company(simulated: Start, creditlens_env: Env) -> tuple[Simulated, Se
         HiddenMovementSpec(amount=Decimal("25"), after_index=100),
         HiddenMovementSpec(amount=Decimal("-7.25"), at_end=True),
     ]
-    scenario = Scenario.named("hostile_names").with_company(
+    return Scenario.named("hostile_names").with_company(
         "acme",
         rare_type_rate=0.01,
         expiry_probability=1.0,
         hidden_movements=movements,
         breakdown_mismatches=mismatch,
     )
-    s = simulated(scenario)
+
+
+def synced_company(simulated: Start, creditlens_env: Env) -> tuple[Simulated, Settings]:
+    """finance_scenario's company, synced."""
+    s = simulated(finance_scenario())
     settings = creditlens_env(s)
     run_sync(settings, None, None)
     return s, settings
+
+
+@pytest.fixture(scope="module")
+def company(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Settings]]:
+    """finance_scenario's company, synced once for the tests below: they only read its
+    warehouse, each building its own site in a folder of its own."""
+    with serving(finance_scenario()) as s:
+        settings = synced_once(s, tmp_path_factory.mktemp("finance"))
+        yield s, settings
 
 
 def _query(warehouse: Path, sql: str, params: list[object]) -> list[tuple]:
@@ -82,10 +95,10 @@ def _query(warehouse: Path, sql: str, params: list[object]) -> list[tuple]:
 
 
 def test_every_statement_adds_up_on_screen_and_equals_the_ledger(
-    simulated: Start, creditlens_env: Env
+    company: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
-    s, settings = synced_company(simulated, creditlens_env)
-    site = run_report(settings, None, None, None)
+    s, settings = company
+    site = run_report(settings, None, None, str(tmp_path / "reports"))
     account = s.company
     truth = independent_statements(settings.warehouse)
     overview = read_page(site.overviews[account])
@@ -149,10 +162,10 @@ def page_dir(out: Path, account: str) -> Path:
 
 
 def test_forecast_balances_findings_and_csvs_on_a_synced_company(
-    simulated: Start, creditlens_env: Env
+    company: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
-    s, settings = synced_company(simulated, creditlens_env)
-    site = run_report(settings, None, None, None)
+    s, settings = company
+    site = run_report(settings, None, None, str(tmp_path / "reports"))
     account = s.company
     overview = read_page(site.overviews[account])
     text = overview.visible
@@ -230,4 +243,4 @@ def test_a_month_without_data_is_one_clear_error(simulated: Start, creditlens_en
     result = cli("report", "--month", "2020-01")
     assert result.returncode == 1
     assert result.stderr == f"creditlens: error: {expected}\n"
-    assert cli("report", "--month", f"{last:%Y-%m}").returncode == 0
+    assert cli_in_process("report", "--month", f"{last:%Y-%m}").returncode == 0

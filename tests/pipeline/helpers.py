@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -66,3 +68,41 @@ def cli(
         text=True,
         timeout=timeout,
     )
+
+
+def cli_in_process(
+    *args: str,
+    env: dict[str, str] | None = None,
+    inherit: bool = True,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess:
+    """Runs `creditlens ...` through the command's own entry point (``pipelines.cli.main.main``,
+    all ``python -m pipelines.cli`` does) in this process: the same parsing, output and exit code
+    as ``cli``, without a fresh interpreter's seconds of imports. For what a command does; a test
+    of the process itself (a kill, what reaches a terminal first) keeps a real process.
+
+    ``env`` is added to this process's environment, or with ``inherit=False`` replaces it, as
+    ``subprocess.run(env=...)`` would; both, and the working directory, are restored after."""
+    from pipelines.cli.main import main
+
+    saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, Path.cwd()
+    out, err = io.StringIO(), io.StringIO()
+    if not inherit:
+        os.environ.clear()
+    os.environ.update(env or {})
+    sys.argv = ["creditlens", *args]
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["creditlens", *args], code, out.getvalue(), err.getvalue())

@@ -13,7 +13,7 @@ from pipelines.definitions import build_definitions
 from pipelines.reports.schedules import monthly_finance_statement
 from pipelines.settings import Settings
 from tests.conftest import Simulated
-from tests.pipeline.helpers import cli
+from tests.pipeline.helpers import cli, cli_in_process
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -31,7 +31,7 @@ def test_report_command_and_daily_refresh(simulated: Start, creditlens_env: Env)
     index = settings.reports_dir / "index.html"
     assert index.exists() and f"report: {index}" in result.stdout
     month = s.first_day.strftime("%Y-%m")
-    assert cli("report", "--month", month).returncode == 0
+    assert cli_in_process("report", "--month", month).returncode == 0
     bad = cli("report", "--month", "March")
     assert bad.returncode == 1 and bad.stderr.startswith("creditlens: error: --month")
 

@@ -87,7 +87,7 @@ def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
 ) -> None:
     _clear_switches(monkeypatch)
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     dagster_instance, run_id = _run_ledger(settings, s)
     assert not dagster_instance.is_ephemeral
     assert dagster_instance.root_directory == str(settings.warehouse.parent / ".creditlens-dagster")
@@ -100,7 +100,7 @@ def test_dagster_home_wins_and_keeps_dagsters_per_day_events(
 ) -> None:
     _clear_switches(monkeypatch)
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     home = tmp_path / "dagster-home"
     home.mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(home))

@@ -14,7 +14,7 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, table
+from tests.pipeline.helpers import cli, cli_in_process, table
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -99,35 +99,41 @@ def test_acknowledged_breaks_stop_failing_survive_reruns_and_lapse_when_the_gap_
     s = simulated(every_placement(), now=now)
     settings = creditlens_env(s)
     env = _env(s, settings)
+    # The gate as CI meets it: a process of its own exits 3. The commands after it run through
+    # the same entry point in-process (cli_in_process), the same parsing and exit codes.
     first = cli("sync", "--fail-on-breaks", env=env)
     assert first.returncode == 3, first.stderr
     assert "unacknowledged breaks" in first.stderr
-    listed = cli("breaks", "list", env=env)
+    listed = cli_in_process("breaks", "list", env=env)
     assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 5
     ids = [line.split()[0] for line in listed.stdout.splitlines()]
     for break_id in ids:
-        acked = cli("breaks", "ack", break_id, "--reason", "known: support ticket 42", env=env)
+        acked = cli_in_process(
+            "breaks", "ack", break_id, "--reason", "known: support ticket 42", env=env
+        )
         assert acked.returncode == 0, acked.stderr
         assert "acknowledged" in acked.stdout
-    assert cli("breaks", "list", env=env).stdout.strip() == "no open findings"
-    everything = cli("breaks", "list", "--all", env=env).stdout
+    assert cli_in_process("breaks", "list", env=env).stdout.strip() == "no open findings"
+    everything = cli_in_process("breaks", "list", "--all", env=env).stdout
     assert everything.count("known: support ticket 42") == 5
     # A rerun reconciles again: the acknowledgements hold, the gate passes.
-    again = cli("sync", "--fail-on-breaks", env=env)
+    again = cli_in_process("sync", "--fail-on-breaks", env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "5 acknowledged, 0 not" in again.stdout
     by = table(settings.warehouse, "SELECT DISTINCT acknowledged_by FROM hidden_movements")
     assert len(by) == 1 and "@" in by[0][0]
     # Withdrawn, it counts again.
     after_last = [line.split()[0] for line in everything.splitlines() if " after_last " in line]
-    assert cli("breaks", "unack", after_last[0], env=env).returncode == 0
-    assert cli("sync", "--fail-on-breaks", env=env).returncode == 3
-    assert cli("breaks", "ack", after_last[0], "--reason", "again", env=env).returncode == 0
-    assert cli("sync", "--fail-on-breaks", env=env).returncode == 0
+    assert cli_in_process("breaks", "unack", after_last[0], env=env).returncode == 0
+    assert cli_in_process("sync", "--fail-on-breaks", env=env).returncode == 3
+    assert (
+        cli_in_process("breaks", "ack", after_last[0], "--reason", "again", env=env).returncode == 0
+    )
+    assert cli_in_process("sync", "--fail-on-breaks", env=env).returncode == 0
     # The same place with another gap is another break: the acknowledgement lapses.
     changed = simulated(every_placement(at_end=Decimal("-9")), now=now)
     env["CREDITLENS_BASE_URL"] = changed.url
-    lapsed = cli("sync", "--fail-on-breaks", env=env)
+    lapsed = cli_in_process("sync", "--fail-on-breaks", env=env)
     assert lapsed.returncode == 3, lapsed.stdout
     rows = table(
         settings.warehouse,
@@ -147,6 +153,6 @@ def test_ack_needs_a_known_id_and_a_reason(simulated: Start, creditlens_env: Env
     assert unknown.stderr.startswith("creditlens: error: no finding hm-000000000000")
     [break_id] = [r[0] for r in table(settings.warehouse, "SELECT break_id FROM balance_breaks "
                                       "WHERE placement = 'within_tie'")]  # fmt: skip
-    blank = cli("breaks", "ack", break_id, "--reason", " ", env=env)
+    blank = cli_in_process("breaks", "ack", break_id, "--reason", " ", env=env)
     assert blank.returncode == 1 and "--reason is required" in blank.stderr
-    assert cli("breaks", "unack", break_id, env=env).returncode == 1
+    assert cli_in_process("breaks", "unack", break_id, env=env).returncode == 1

@@ -25,7 +25,7 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.settings import Settings
 from simulator import Scenario, Simulator, serve
 from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, landed, truth
+from tests.pipeline.helpers import cli, cli_in_process, landed, truth
 from tests.reliability.support import (
     TRANSACTIONS,
     RequestSpy,
@@ -56,7 +56,7 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     simulated: Start, creditlens_env: Env
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     expected = truth(s)
     analyst = analyst_copy(settings)
     after: dict[str, tuple[int | None, int | None]] = {}  # (warehouse, analyst) rows
@@ -71,7 +71,8 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     assert after["fetch"][0] in (None, 0) and after["transaction"][0] in (None, 0)
     assert after["publish"][0] == len(expected)
     print(f"reliability: failpoints entries={len(expected)} rows_after={after}")
-    again = cli("sync")
+    # The rerun after the kills needs no process of its own: the command's entry point here.
+    again = cli_in_process("sync")
     assert again.returncode == 0, again.stderr[-2000:]
     assert landed(settings.warehouse, s.company) == expected
     assert landed(analyst, s.company) == expected
@@ -81,7 +82,7 @@ def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
     simulated: Start, creditlens_env: Env
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s)
+    settings = creditlens_env(s, persistent_dagster=True)
     killed = cli("sync", "--since", s.today.isoformat(), env={"CREDITLENS_FAILPOINT": "fetch"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert any(settings.staging_root.iterdir()), "the kill left its staging folder"
@@ -198,8 +199,10 @@ def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> 
     )
     assert states[0][0] is None and states[0][3] in (None, 0)  # killed while reading a first sync
     assert sum(state[0] is None for state in states) >= len(states) - 1  # at most one ended first
-    again = _start_sync(larger.env, warehouse)
-    _, err = again.communicate(timeout=300)
-    assert again.returncode == 0, err[-2000:]
+    # The rerun after the kills needs no process of its own: the command's entry point here.
+    since = larger.env["CREDITLENS_LEDGER_START"]
+    env = {**larger.env, "CREDITLENS_WAREHOUSE": str(warehouse)}
+    again = cli_in_process("sync", "--since", since, env=env, inherit=False)
+    assert again.returncode == 0, again.stderr[-2000:]
     assert landed(warehouse, s.company) == landed(larger.clean, s.company)
     assert landed(analyst, s.company) == expected

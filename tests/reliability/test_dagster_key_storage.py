@@ -83,6 +83,7 @@ def installation(
     )
     creditlens_env(
         s,
+        persistent_dagster=True,
         CREDITLENS_API_KEY=KEY,
         CREDITLENS_AUDIT_INVENTORY=str(inventory),
         CREDITLENS_AUDIT_SCAN=str(repo),
@@ -109,8 +110,6 @@ def pasted_config(resource: str, field: str) -> dict[str, Any]:
     else:
         settings["audit_secret_env"] = PASTED
     config: dict[str, Any] = {"settings_json": json.dumps(settings)}
-    if resource == "platform_api":
-        config["account"] = settings["accounts"][0]["name"]
     return {"resources": {resource: {"config": config}}}
 
 
