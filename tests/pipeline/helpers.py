@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import locale
+import logging
 import os
 import subprocess
 import sys
@@ -86,7 +88,13 @@ def cli_in_process(
     from pipelines.cli.main import main
 
     saved_env, saved_argv, saved_cwd = dict(os.environ), sys.argv, Path.cwd()
-    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()  # main() calls logging.basicConfig: undone after
+    saved_logging = (root.level, list(root.handlers))
+    # Streams that encode as a child's pipes do: stdout strictly, stderr with backslashreplace
+    # (Python's own choices), so text a terminal cannot take fails here as it would there.
+    encoding = locale.getpreferredencoding(False)
+    out = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="strict", newline="\n")
+    err = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="backslashreplace", newline="\n")
     if not inherit:
         os.environ.clear()
     os.environ.update(env or {})
@@ -101,8 +109,14 @@ def cli_in_process(
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
+        root.setLevel(saved_logging[0])
+        root.handlers[:] = saved_logging[1]
         os.chdir(saved_cwd)
         sys.argv = saved_argv
         os.environ.clear()
         os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["creditlens", *args], code, out.getvalue(), err.getvalue())
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        texts.append(stream.buffer.getvalue().decode(encoding))  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(["creditlens", *args], code, *texts)

@@ -93,9 +93,13 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obj
         }
         results: dict[str, object] = {}
 
+        # Made here, not in the threads: the factory's first call sets up its base folder, and
+        # two threads doing that at once can remove each other's folders.
+        folders = {param.values[0]: tmp_path_factory.mktemp(param.values[0]) for param in CASES}
+
         def run(param) -> None:  # type: ignore[no-untyped-def]
             id, env, args, _named = param.values
-            tmp = tmp_path_factory.mktemp(id)
+            tmp = folders[id]
             (tmp / "a-file").write_text("not a directory\n")
             values = {
                 "tmp": str(tmp),
