@@ -9,7 +9,8 @@ acknowledgement says someone explained it, not that it went away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 
@@ -55,6 +56,20 @@ MISMATCHES_TABLE = "breakdown_mismatches"
 
 def placement_text(placement: str) -> str:
     return PLACEMENT_MEANING.get(placement, placement)
+
+
+def placement_counts(breaks: Sequence[Break]) -> dict[str, int]:
+    """Hidden movements per placement, counted from the rows the reconciliation page's table
+    lists, in PLACEMENT_MEANING's order. The page's summary and the demo's closing lines both
+    say these counts, so a summary can never group placements the table tells apart."""
+    counts = Counter(b.placement for b in breaks)
+    order = [*PLACEMENT_MEANING, *sorted(set(counts) - set(PLACEMENT_MEANING))]
+    return {p: counts[p] for p in order if counts[p]}
+
+
+def placements_text(counts: Mapping[str, int]) -> str:
+    """``2 between two entries, 1 inside a tie (same createdAt)``: the table's own words."""
+    return ", ".join(f"{n:,} {placement_text(p)}" for p, n in counts.items()) or "none"
 
 
 def acknowledged_text(finding: Break | Mismatch) -> str:
