@@ -210,8 +210,8 @@ def movements_section(account: Account, downloads: Downloads) -> Html:
         Column("Placement"),
         Column("Observed on"),
         *numeric_columns("Expected", "Observed", "Gap"),
-        Column("Entry before"),
-        Column("Entry after"),
+        Column("Entry before", breakable=True),
+        Column("Entry after", breakable=True),
         Column("Order certain"),
         Column("Acknowledged"),
     ]
@@ -300,7 +300,7 @@ def mismatches_section(account: Account, downloads: Downloads) -> Html:
     ]
     columns = [
         Column("Break id"),
-        Column("Item (agent / campaign / channel)"),
+        Column("Item (agent / campaign / channel)", breakable=True),
         Column("Period"),
         *numeric_columns("Ledger credits", "Breakdown credits", "Difference"),
         Column("Acknowledged"),
