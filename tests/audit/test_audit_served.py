@@ -26,6 +26,7 @@ from tests.audit.audit_factories import (
     outcomes,
 )
 from tests.audit.audit_helpers import key_block, write_inventory
+from tests.dashboards.pages import read_page, records
 
 
 def test_served_files_are_told_by_suffix_or_by_a_folder_below_the_root() -> None:
@@ -105,6 +106,8 @@ def test_every_output_says_client_side_and_the_banner_does_not_reassure(
     assert row == (True, False)  # a full key reads billing within its scope, but in public
     site = build_site(warehouse, tmp_path / "site")
     page = (site.out_dir / paths.KEY_AUDIT).read_text(encoding="utf-8")
+    [row] = records(read_page(site.out_dir / paths.KEY_AUDIT).rows[:2])
+    assert row["Client-side or public"] == "yes" and row["Billing exposure"] == "no"
     assert "No key reads billing data beyond its scope" not in page
     assert "1 active key(s) used client-side or in public" in page
     assert_no_key([result.output, json_out.read_text(), sarif_out.read_text(), page], [full])
