@@ -3,6 +3,12 @@
 Ids come from the API (agents, campaigns, channels) or from configuration (accounts): they may
 hold slashes, dots, quotes or nothing readable at all. A file name is a readable slug plus a short
 hash of the exact id, so two ids never share a file and no id can escape its directory.
+
+An account's folder is the one exception a script relies on: it is the account's name itself when
+that is already a safe slug (``acme``, ``north-2``), else its slug, two dashes and the short hash
+(``Acme Corp`` -> ``acme-corp--e9832fd4``). Both are computed from the name alone, never from the
+other accounts, so a script can guess the folder; a safe slug never holds ``--``, so a name never
+lands on another name's hashed folder.
 """
 
 from __future__ import annotations
@@ -27,8 +33,27 @@ def safe_name(value: str, max_slug: int = 40) -> str:
     return f"{slug}-{digest}" if slug else f"id-{digest}"
 
 
+# A name used as it is: lowercase ASCII letters and digits in runs joined by single dashes.
+SAFE_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_ACCOUNT_SLUG = 40
+# Names Windows refuses as a folder, whatever follows: a site copied there must still open.
+_DEVICE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+)
+
+
+def account_folder(account: str) -> str:
+    """``acme`` -> ``acme``; ``Acme Corp`` -> ``acme-corp--e9832fd4``; ``日本`` -> ``id--…``."""
+    plain = len(account) <= MAX_ACCOUNT_SLUG and SAFE_SLUG.fullmatch(account)
+    if plain and account not in _DEVICE_NAMES:
+        return account
+    hashed = safe_name(account, MAX_ACCOUNT_SLUG)
+    slug, digest = hashed.rsplit("-", 1)
+    return f"{slug}--{digest}"
+
+
 def account_dir(account: str) -> str:
-    return f"accounts/{safe_name(account)}"
+    return f"accounts/{account_folder(account)}"
 
 
 def overview(account: str) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from dashboards import paths, static
 from dashboards.pages.common import File
 from dashboards.pages.dimensions import dimension_files
+from dashboards.pages.findings import placement_counts
 from dashboards.pages.key_audit import key_audit_file
 from dashboards.pages.overview import overview_file
 from dashboards.pages.reconciliation import reconciliation_file
@@ -40,6 +41,9 @@ class SiteResult:
     overviews: dict[str, Path]
     report_months: dict[str, date | None]
     notices: tuple[str, ...]
+    # Hidden movements per placement of each account, counted from the rows its reconciliation
+    # page lists: what a caller prints about them (the demo) then matches the page.
+    placements: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def size_bytes(self) -> int:
@@ -97,6 +101,7 @@ def build_site(
         overviews={a.name: out_dir / paths.overview(a.name) for a in data.accounts},
         report_months={a.name: a.report_month for a in data.accounts},
         notices=tuple(data.notices) + tuple(n for a in data.accounts for n in a.notices),
+        placements={a.name: placement_counts(a.breaks) for a in data.accounts},
     )
 
 

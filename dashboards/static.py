@@ -29,6 +29,13 @@ table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; font-siz
 caption { text-align: left; font-weight: 600; padding: .3rem 0; }
 th, td { border-bottom: 1px solid var(--line); padding: .35rem .45rem; text-align: left;
   vertical-align: top; overflow-wrap: break-word; }
+/* Columns of long ids, entry references and file paths (Column.breakable) break anywhere:
+   "anywhere", unlike "break-word", also lowers the cell's minimum width, so a wide table (the
+   audit's findings, the hidden movements) wraps inside its box instead of running past it. */
+td.any { overflow-wrap: anywhere; }
+/* A flag inside a cell is one box: wrapped as a block, its border and padding do not repeat
+   on every line and overlap themselves. */
+td .ok, td .warn { display: inline-block; max-width: 100%; padding: .1rem .45rem; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
 th button { all: unset; cursor: pointer; font-weight: 600; }

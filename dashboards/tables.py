@@ -84,6 +84,10 @@ class Column:
     numeric: bool = False
     csv: bool = True
     csv_title: str | None = None
+    # Cells that may hold long unbroken tokens (entry ids, file paths, names from outside):
+    # they may break anywhere, so a wide table wraps inside its box instead of running past it.
+    # Other cells keep their words whole.
+    breakable: bool = False
 
 
 def month_column(month: date | None, fallback: str) -> Column:
@@ -125,7 +129,8 @@ def table(
     for row in rows:
         cells = []
         for column, cell in zip(columns, row, strict=True):
-            cls = ' class="num"' if column.numeric else ""
+            classes = [c for c, on in (("num", column.numeric), ("any", column.breakable)) if on]
+            cls = f' class="{" ".join(classes)}"' if classes else ""
             key = f' data-sort="{esc(cell.sort_key)}"' if sortable else ""
             title = f' title="{esc(cell.title)}"' if cell.title else ""
             cells.append(f"<td{cls}{key}{title}>{cell.shown}</td>")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime
 from typing import Annotated
 
@@ -52,6 +53,33 @@ def network_from_flags(
         raise typer.BadParameter(str(error), param_hint="--burst") from None
 
 
+def is_loopback(host: str) -> bool:
+    """Only this machine can reach the interface: the one place test keys may be printed."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def key_lines(sim: Simulator, demo_key: str, print_keys: bool) -> list[str]:
+    """Each company and its keys: fingerprints, unless ``print_keys`` asks for the keys
+    themselves (test keys of this simulator, said on every such line); the extra --key is
+    shown as given, since whoever started the simulator typed it."""
+    lines = []
+    for company in sim.companies:
+        lines.append(f"company {company.name}:")
+        for api_key in company.keys:
+            flags = " (revoked)" if api_key.revoked else ""
+            if print_keys and api_key.secret != demo_key:
+                flags += " (test key of this simulator; loopback only)"
+            clear = print_keys or api_key.secret == demo_key
+            shown = api_key.secret if clear else f"sha256:{api_key.fingerprint}"
+            lines.append(f"  key {api_key.label:<16} scope={api_key.scope:<9} {shown}{flags}")
+    return lines
+
+
 def simulate(
     host: Annotated[
         str, typer.Option(help="Interface to listen on; keep loopback unless you mean it.")
@@ -96,8 +124,22 @@ def simulate(
             help="Requests a key may send at once (bucket size); default: N rounded up.",
         ),
     ] = None,
+    print_keys: Annotated[
+        bool,
+        typer.Option(
+            "--print-keys",
+            help="Print every company's test keys themselves, not their fingerprints, to "
+            "configure a client against this simulator (only with a loopback --host).",
+        ),
+    ] = False,
 ) -> None:
-    """Serves the simulated billing API until Ctrl-C; prints companies and key fingerprints."""
+    """Serves the simulated billing API until Ctrl-C; prints companies and key fingerprints
+    (the keys themselves with --print-keys)."""
+    if print_keys and not is_loopback(host):
+        raise typer.BadParameter(
+            f"prints the keys in clear, so only with a loopback --host (got {host!r})",
+            param_hint="--print-keys",
+        )
     try:
         chosen = Scenario.resolve(scenario)
     except (ValueError, OSError) as error:
@@ -113,12 +155,8 @@ def simulate(
     sock = bind_socket(host, port)
     shown_host = f"[{host}]" if ":" in host else host
     typer.echo(f"scenario {chosen.name!r}, seed {seed}, now {sim.clock.now.isoformat()}")
-    for company in sim.companies:
-        typer.echo(f"company {company.name}:")
-        for api_key in company.keys:
-            flags = " (revoked)" if api_key.revoked else ""
-            shown = api_key.secret if api_key.secret == key else f"sha256:{api_key.fingerprint}"
-            typer.echo(f"  key {api_key.label:<16} scope={api_key.scope:<9} {shown}{flags}")
+    for line in key_lines(sim, key, print_keys):
+        typer.echo(line)
     typer.echo(f"network: {network.describe()}")
     typer.echo(f"listening on http://{shown_host}:{sock.getsockname()[1]}", err=False)
     server = make_server(sim, log_level="warning")

@@ -9,7 +9,8 @@ acknowledgement says someone explained it, not that it went away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 
@@ -55,6 +56,20 @@ MISMATCHES_TABLE = "breakdown_mismatches"
 
 def placement_text(placement: str) -> str:
     return PLACEMENT_MEANING.get(placement, placement)
+
+
+def placement_counts(breaks: Sequence[Break]) -> dict[str, int]:
+    """Hidden movements per placement, counted from the rows the reconciliation page's table
+    lists, in PLACEMENT_MEANING's order. The page's summary and the demo's closing lines both
+    say these counts, so a summary can never group placements the table tells apart."""
+    counts = Counter(b.placement for b in breaks)
+    order = [*PLACEMENT_MEANING, *sorted(set(counts) - set(PLACEMENT_MEANING))]
+    return {p: counts[p] for p in order if counts[p]}
+
+
+def placements_text(counts: Mapping[str, int]) -> str:
+    """``2 between two entries, 1 inside a tie (same createdAt)``: the table's own words."""
+    return ", ".join(f"{n:,} {placement_text(p)}" for p, n in counts.items()) or "none"
 
 
 def acknowledged_text(finding: Break | Mismatch) -> str:
@@ -195,8 +210,8 @@ def movements_section(account: Account, downloads: Downloads) -> Html:
         Column("Placement"),
         Column("Observed on"),
         *numeric_columns("Expected", "Observed", "Gap"),
-        Column("Entry before"),
-        Column("Entry after"),
+        Column("Entry before", breakable=True),
+        Column("Entry after", breakable=True),
         Column("Order certain"),
         Column("Acknowledged"),
     ]
@@ -285,7 +300,7 @@ def mismatches_section(account: Account, downloads: Downloads) -> Html:
     ]
     columns = [
         Column("Break id"),
-        Column("Item (agent / campaign / channel)"),
+        Column("Item (agent / campaign / channel)", breakable=True),
         Column("Period"),
         *numeric_columns("Ledger credits", "Breakdown credits", "Difference"),
         Column("Acknowledged"),

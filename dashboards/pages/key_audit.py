@@ -4,6 +4,8 @@ characters, never a key.
 The banner counts findings per severity the way the audit's exit code does: it sums the
 ``counted`` flag the audit stored with each finding (not baselined), so the page and a CI gate
 can never disagree. A rejected key reads nothing, so it is never counted as exposing billing.
+An active key that is client-side or public (the audit's own judgement, stored per key) never
+gets the "no key reads beyond its scope" line: anyone can use it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def key_audit_file(audits: list[KeyAudit]) -> list[File]:
             "key-audit-keys.csv",
             "Latest audit per key",
             [
-                Column("Key"),
+                Column("Key", breakable=True),
                 Column("Fingerprint"),
                 Column("Last 4"),
                 Column("Status"),
@@ -68,13 +70,13 @@ def key_audit_file(audits: list[KeyAudit]) -> list[File]:
             [
                 Column("Severity"),
                 Column("Rule"),
-                Column("Key"),
+                Column("Key", breakable=True),
                 Column("Fingerprint"),
                 Column("Last 4"),
                 Column("Proved"),
-                Column("Where"),
+                Column("Where", breakable=True),
                 Column("What to do"),
-                Column("Finding"),
+                Column("Finding", breakable=True),
                 Column("State"),
             ],
             [finding_row(f) for f in findings],
@@ -117,10 +119,18 @@ def summary(audits: list[KeyAudit], findings: list[KeyAuditFinding]) -> list[Htm
         out.append(para(f"No open finding{accepted}.", "ok"))
     if exposed:
         out.append(para(f"{len(exposed)} key(s) read billing data beyond their scope.", "warn"))
-    else:
+    elif not public:
+        # A key anyone can copy reads what it reads for anyone: "within its scope" would
+        # reassure where the audit found a leak.
         out.append(para("No key reads billing data beyond its scope.", "ok"))
     if public:
-        out.append(para(f"{len(public)} active key(s) used client-side or in public.", "warn"))
+        out.append(
+            para(
+                f"{len(public)} active key(s) used client-side or in public (a listed place, or "
+                "a file a browser is served): anyone who copies one reads what it reads.",
+                "warn",
+            )
+        )
     missing = [a.key_name for a in audits if not a.findings_recorded]
     if missing:
         out.append(

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from dashboards import paths
 from dashboards.markup import Html, esc, facts, para, quoted, section
-from dashboards.model import Account, ReconciliationRun
+from dashboards.model import Account, Break, ReconciliationRun
 from dashboards.money import exact_money_text, money_text
 from dashboards.pages.common import Downloads, File, account_crumbs, page_file, when
-from dashboards.pages.findings import KIND_MEANING, mismatches_section, movements_section
+from dashboards.pages.findings import (
+    KIND_MEANING,
+    mismatches_section,
+    movements_section,
+    placement_counts,
+    placements_text,
+)
 from dashboards.pages.history import history_section
 
 SIGN_MEANING = {
@@ -37,7 +43,7 @@ def reconciliation_file(account: Account) -> list[File]:
             )
         )
     else:
-        body.append(section("How the ledger was checked", _rules(run)))
+        body.append(section("How the ledger was checked", _rules(run, account.breaks)))
     if not account.breaks and not account.mismatches and run is not None:
         body.append(
             para(
@@ -65,7 +71,7 @@ def reconciliation_file(account: Account) -> list[File]:
     return [page, *downloads.files]
 
 
-def _rules(run: ReconciliationRun) -> Html:
+def _rules(run: ReconciliationRun, breaks: list[Break]) -> Html:
     convention = SIGN_MEANING.get(run.sign_convention, run.sign_convention)
     if run.sign_inferred:
         convention += (
@@ -84,10 +90,12 @@ def _rules(run: ReconciliationRun) -> Html:
     if run.hidden_movements is None:  # a run from before every placement was counted
         found = f"{run.continuity_breaks:,} between entries"
     else:
+        # Per placement, counted from the table's own rows (placement_counts): a count
+        # by kind would put a movement inside a tie "between entries" where the table does not.
+        placements = placements_text(placement_counts(breaks)) if breaks else "none"
         found = (
-            f"{run.hidden_movements:,} of every placement, {run.continuity_breaks:,} of them "
-            f"between entries (gross {money_text(run.hidden_gross)}, net "
-            f"{money_text(run.hidden_net)} credits)"
+            f"{run.hidden_movements:,} ({placements}; gross {money_text(run.hidden_gross)}, "
+            f"net {money_text(run.hidden_net)} credits)"
         )
     return facts(
         [

@@ -2,7 +2,8 @@
 
 Pure: no I/O, so every classification is tested from outcomes alone. Severity rises when
 billing data is readable beyond the intended scope, and again when anyone can copy the key
-(a client-side or public place).
+(a client-side or public place listed in the inventory, or a file a browser is served where the
+scan found it: ``rules.served_to_browser``, the one definition every output follows).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pipelines.audit.report import (
     ScanHit,
     ScanStats,
 )
+from pipelines.audit.roots import inside_path
 from pipelines.audit.severity import Severity, highest
 
 
@@ -53,7 +55,11 @@ def assess(
     readable = [r.endpoint for r in endpoints if r.outcome is Outcome.READABLE]
     billing_readable = tuple(n for n in readable if BY_NAME[n].is_billing)
     beyond = () if BILLING in entry.intended else billing_readable
-    ctx = _Context(entry, fingerprint, last4)
+    roots = scan.roots if scan is not None else ()
+    served = tuple(
+        h for h in hits if not h.suppressed and rules.served_to_browser(inside_path(h.path, roots))
+    )
+    ctx = _Context(entry, fingerprint, last4, served)
     findings: list[Finding] = []
     if unavailable:
         findings.append(
@@ -78,7 +84,7 @@ def assess(
         endpoints=tuple(endpoints),
         billing_readable=billing_readable,
         exposure=beyond,
-        client_side_or_public=bool(entry.flagged_places),
+        client_side_or_public=ctx.public,
         places_listed=tuple(p.place for p in entry.places),
         places_found=tuple(dict.fromkeys(h.path for h in hits)),
         severity=highest([f.severity for f in findings]),
@@ -88,10 +94,18 @@ def assess(
 
 
 class _Context:
-    def __init__(self, entry: KeyEntry, fingerprint: str | None, last4: str) -> None:
+    def __init__(
+        self, entry: KeyEntry, fingerprint: str | None, last4: str, served: tuple[ScanHit, ...]
+    ) -> None:
         self.entry = entry
         self.fingerprint = fingerprint
         self.last4 = last4
+        self.served = served  # copies the scan found in files a browser is served
+
+    @property
+    def public(self) -> bool:
+        """Anyone can copy the key: a listed client-side or public place, or a served file."""
+        return bool(self.entry.flagged_places or self.served)
 
     @property
     def who(self) -> str:
@@ -102,6 +116,16 @@ class _Context:
     def places(self, flagged_only: bool = False) -> tuple[Location, ...]:
         chosen = self.entry.flagged_places if flagged_only else self.entry.places
         return tuple(Location(place=p.place, kind=p.kind) for p in chosen)
+
+    def public_places(self) -> tuple[Location, ...]:
+        """The listed client-side or public places, then each served copy the scan found."""
+        copies = tuple(
+            Location(
+                path=h.path, line=h.line, column=h.column, encoding=h.encoding, commit=h.commit
+            )
+            for h in self.served
+        )
+        return self.places(flagged_only=True) + copies
 
     def finding(
         self,
@@ -129,7 +153,7 @@ def _exposure_findings(
     endpoints: Sequence[EndpointResult],
 ) -> list[Finding]:
     entry = ctx.entry
-    flagged = entry.flagged_places
+    flagged = ctx.public
     out: list[Finding] = []
     if beyond:
         severity = Severity.CRITICAL if flagged else Severity.HIGH
@@ -149,10 +173,9 @@ def _exposure_findings(
             ctx.finding(
                 rules.CLIENT_SIDE_OR_PUBLIC,
                 severity,
-                f"used in {_names(flagged)} ({'/'.join(sorted({p.kind for p in flagged}))}), "
-                f"where anyone can copy it and read {reads}. Treat it as leaked: rotate it, "
-                "remove it from there and call the API from a server.",
-                ctx.places(flagged_only=True),
+                f"{_public_where(ctx)}, where anyone can copy it and read {reads}. Treat it as "
+                "leaked: rotate it, remove it from there and call the API from a server.",
+                ctx.public_places(),
             )
         )
     unknown = [r for r in endpoints if r.outcome is Outcome.UNKNOWN]
@@ -264,6 +287,18 @@ def _scan_findings(ctx: _Context, status: KeyStatus, scan: ScanStats) -> list[Fi
             tuple(Location(path=p) for p in listed),
         )
     ]
+
+
+def _public_where(ctx: _Context) -> str:
+    listed = ctx.entry.flagged_places
+    parts = []
+    if listed:
+        parts.append(f"used in {_names(listed)} ({'/'.join(sorted({p.kind for p in listed}))})")
+    if ctx.served:
+        files = list(dict.fromkeys(h.path for h in ctx.served))
+        shown = ", ".join(repr(f) for f in files[:3]) + (", ..." if len(files) > 3 else "")
+        parts.append(f"found in {len(files)} file(s) a browser is served ({shown})")
+    return " and ".join(parts)
 
 
 def _rejected(entry: KeyEntry) -> str:

@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from pipelines.audit.severity import Severity
+
+# Files a browser is served: whoever loads the page can read a key in one. Judged on the path
+# below the scanned root (pipelines/audit/roots.py), by suffix or by a folder on the way to it.
+SERVED_SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".html", ".htm", ".map"})
+SERVED_FOLDERS = frozenset({"static", "public", "dist", "build"})
+
+
+def served_to_browser(path_below_root: str) -> bool:
+    """A key found in such a file is client-side, whatever the inventory says of the place:
+    rule CLA002 applies to it, and the key counts as "client-side or public" on every output."""
+    parts = PurePosixPath(path_below_root.replace("\\", "/")).parts
+    if not parts:
+        return False
+    if PurePosixPath(parts[-1]).suffix.lower() in SERVED_SUFFIXES:
+        return True
+    return any(folder.lower() in SERVED_FOLDERS for folder in parts[:-1])
 
 
 @dataclass(frozen=True)
@@ -31,8 +48,9 @@ CLIENT_SIDE_OR_PUBLIC = Rule(
     "CLA002",
     "client-side-or-public-use",
     "Active key used client-side or in public",
-    "The key is listed as used in client-side code or a public place, where anyone can copy "
-    "it; the spec forbids both.",
+    "The key is listed as used in client-side code or a public place, or the scan found it in a "
+    "file a browser is served (.js, .html, .map, or under static/, public/, dist/, build/), "
+    "where anyone can copy it; the spec forbids both.",
     "Treat the key as leaked: rotate it, remove it from the place and call the API from a "
     "server instead.",
     Severity.MEDIUM,

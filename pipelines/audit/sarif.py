@@ -2,6 +2,11 @@
 
 Every result carries the key's fingerprint in ``partialFingerprints``, so a dashboard
 tracks one finding about one key across runs without ever being shown the key.
+
+File locations are relative to the scanned root that holds them: ``uriBaseId`` names the root
+(``%SRCROOT%`` for the first, ``%SRCROOT2%``... for the others) and ``originalUriBaseIds``
+describes each, without its absolute path. A log is then the same on every checkout and shows
+no folder of the machine that ran it; code scanning resolves ``%SRCROOT%`` to the checkout.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from typing import Any
 from urllib.parse import quote
 
 from pipelines.audit.report import AuditReport, Finding, Location
+from pipelines.audit.roots import below_root
 from pipelines.audit.rules import RULES
 from pipelines.audit.severity import Severity
+from pipelines.audit.text import visible
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -41,8 +48,14 @@ def level(severity: Severity) -> str:
     return _LEVEL[severity]
 
 
+def base_id(index: int) -> str:
+    """The uriBaseId of the ``index``-th scanned root (0-based)."""
+    return "%SRCROOT%" if index == 0 else f"%SRCROOT{index + 1}%"
+
+
 def to_sarif(report: AuditReport) -> dict[str, Any]:
     rule_index = {rule.id: i for i, rule in enumerate(RULES)}
+    roots = report.scan.roots
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -50,6 +63,7 @@ def to_sarif(report: AuditReport) -> dict[str, Any]:
             {
                 "tool": {"driver": _driver()},
                 "automationDetails": {"id": f"creditlens-key-audit/{report.run_id}"},
+                **({"originalUriBaseIds": _base_ids(roots)} if roots else {}),
                 "invocations": [
                     {
                         "executionSuccessful": True,
@@ -57,7 +71,7 @@ def to_sarif(report: AuditReport) -> dict[str, Any]:
                     }
                 ],
                 "results": [
-                    _result(f, rule_index[f.rule_id], report.baseline is not None)
+                    _result(f, rule_index[f.rule_id], report.baseline is not None, roots)
                     for f in report.findings
                 ],
                 "properties": {
@@ -96,7 +110,20 @@ def _driver() -> dict[str, Any]:
     }
 
 
-def _result(finding: Finding, index: int, compared: bool) -> dict[str, Any]:
+def _base_ids(roots: tuple[str, ...]) -> dict[str, Any]:
+    """Each scanned root described by its last folder name only: its absolute path would
+    tie the log to one machine (and show that machine's folders)."""
+    return {
+        base_id(i): {
+            "description": {"text": f"scanned root {i + 1}: {visible(Path(root).name or root)}"}
+        }
+        for i, root in enumerate(roots)
+    }
+
+
+def _result(
+    finding: Finding, index: int, compared: bool, roots: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """One result; ``compared`` when the run had a baseline, which gives ``baselineState``:
     ``unchanged`` for a finding the baseline records, ``new`` for any other."""
     result: dict[str, Any] = {
@@ -117,7 +144,7 @@ def _result(finding: Finding, index: int, compared: bool) -> dict[str, Any]:
     }
     if compared:
         result["baselineState"] = "unchanged" if finding.baselined else "new"
-    locations = [_location(loc) for loc in finding.locations]
+    locations = [_location(loc, roots) for loc in finding.locations]
     if locations:
         result["locations"] = locations
     return result
@@ -134,9 +161,9 @@ def _fingerprints(finding: Finding) -> dict[str, str]:
     return out
 
 
-def _location(loc: Location) -> dict[str, Any]:
+def _location(loc: Location, roots: tuple[str, ...] = ()) -> dict[str, Any]:
     if loc.path is not None:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(loc.path)}}
+        physical: dict[str, Any] = {"artifactLocation": _artifact(loc.path, roots)}
         if loc.line is not None:
             region: dict[str, Any] = {"startLine": loc.line}
             if loc.column is not None:
@@ -153,6 +180,14 @@ def _location(loc: Location) -> dict[str, Any]:
         "logicalLocations": [{"name": loc.place or "", "kind": f"place:{loc.kind or 'unknown'}"}],
         "message": {"text": f"listed use: {loc.place} ({loc.kind})"},
     }
+
+
+def _artifact(path: str, roots: tuple[str, ...]) -> dict[str, Any]:
+    found = below_root(path, roots)
+    if found is None:  # not under a scanned root (a report built without its scan)
+        return {"uri": _uri(path)}
+    index, inside = found
+    return {"uri": _quote(inside), "uriBaseId": base_id(index)}
 
 
 def _uri(path: str) -> str:

@@ -51,7 +51,10 @@ KEY_AUDIT = Table(
             "BOOLEAN",
             True,
             billing_exposed="Reads billing data beyond its intended scope.",
-            client_side_or_public="A listed use is client-side or public.",
+            client_side_or_public=(
+                "A listed use is client-side or public, or the scan found the key in a file a "
+                "browser is served (.js, .html, .map, or under static/, public/, dist/, build/)."
+            ),
         ),
         Column("severity", "VARCHAR", "Highest finding: none, low, medium, high, critical.", True),
         Column("findings", "INTEGER", "Number of findings about the key.", True),

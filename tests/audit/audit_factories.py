@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pipelines.audit.classify import assess
 from pipelines.audit.endpoints import ENDPOINTS, Outcome
 from pipelines.audit.inventory import KeyEntry, Place
-from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit
+from pipelines.audit.report import AuditReport, EndpointResult, KeyResult, ScanHit, ScanStats
 
 R, F, X, U = Outcome.READABLE, Outcome.FORBIDDEN, Outcome.REJECTED, Outcome.UNKNOWN
 FULL_ACCESS = (R, R, R, R, R)
@@ -55,11 +55,13 @@ def hit(path: str, listed: bool, line: int = 3, encoding: str = "plain") -> Scan
     return ScanHit("k", "0123456789abcdef", "1c3e", path, line, 5, encoding, listed)
 
 
-def report(*keys: KeyResult) -> AuditReport:
+def report(*keys: KeyResult, roots: tuple[str, ...] = ()) -> AuditReport:
+    """``roots``: the scanned roots its scan statistics name (SARIF is relative to them)."""
     return AuditReport(
         run_id="run-1",
         audited_at=datetime(2026, 11, 21, 12, 0, tzinfo=UTC),
         inventory="keys.toml",
         keys=keys,
         scan_hits=tuple(h for k in keys for h in ()),
+        scan=ScanStats(roots=roots),
     )

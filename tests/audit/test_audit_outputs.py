@@ -40,6 +40,7 @@ def sample():
         judged(entry("crm", "campaigns", ("Acme CRM", "vendor")), CAMPAIGNS_ONLY),
         judged(entry("old", "full", ("billing-service", "server")), REVOKED),
         judged(entry("flaky", "campaigns", ("billing-service", "server")), (R, U, U, U, U)),
+        roots=("/repo",),
     )
 
 
@@ -65,7 +66,21 @@ def test_sarif_is_valid_and_carries_rules_levels_locations_and_fingerprints() ->
         assert rule_ids[result["ruleIndex"]] == result["ruleId"]
         assert result["partialFingerprints"]["keyFingerprint/v1"] == "0123456789abcdef"
     physical = by_rule["CLA003"]["locations"][0]["physicalLocation"]
-    assert physical["artifactLocation"]["uri"] == "file:///repo/leak%20with%20space.env"
+    # Relative to the scanned root, never the machine's absolute path.
+    assert physical["artifactLocation"] == {
+        "uri": "leak%20with%20space.env",
+        "uriBaseId": "%SRCROOT%",
+    }
+    assert run["originalUriBaseIds"] == {
+        "%SRCROOT%": {"description": {"text": "scanned root 1: repo"}}
+    }
+    uris = [
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in run["results"]
+        for loc in r.get("locations", ())
+        if "physicalLocation" in loc
+    ]
+    assert uris and not any(u.startswith(("file:", "/")) for u in uris)
     assert physical["region"] == {"startLine": 4, "startColumn": 5}
     logical = by_rule["CLA002"]["locations"][0]["logicalLocations"][0]
     assert logical["name"] == "web/static/widget.js"
@@ -247,11 +262,12 @@ def test_sarif_with_a_baseline_and_git_hits_is_valid() -> None:
 
 def test_odd_file_names_reach_sarif_and_json_without_crashing(tmp_path: Path) -> None:
     odd = "/repo/[link=x]y\x1b[2J/bad\udcffname.env"
-    audited = report(judged(entry("k", "campaigns"), FULL_ACCESS, (hit(odd, listed=False),)))
+    judgement = judged(entry("k", "campaigns"), FULL_ACCESS, (hit(odd, listed=False),))
+    audited = report(judgement, roots=("/repo",))
     doc = to_sarif(audited)
     validate(doc)
     uri = doc["runs"][0]["results"][-1]["locations"][0]["physicalLocation"]["artifactLocation"]
-    assert uri["uri"] == "file:///repo/%5Blink%3Dx%5Dy%1B%5B2J/bad%FFname.env"
+    assert uri == {"uri": "%5Blink%3Dx%5Dy%1B%5B2J/bad%FFname.env", "uriBaseId": "%SRCROOT%"}
     out = tmp_path / "a.json"
     out.write_text(to_json(audited), encoding="utf-8", errors="backslashreplace")
     assert json.loads(out.read_text())["keys"][0]["places_found"] == [odd]

@@ -125,3 +125,44 @@ def test_overview_screenshot_for_review(
     target = built.site.out_dir.parent / "overview.png"
     target.write_bytes(shot)
     assert png_colors(shot) >= 2
+
+
+WIDTHS = """(() => ({
+  page: document.documentElement.scrollWidth,
+  viewport: document.documentElement.clientWidth,
+  tables: Array.from(document.querySelectorAll('table'), t => [
+    t.caption ? t.caption.textContent : '', t.scrollWidth, t.parentElement.clientWidth]),
+  flags: Array.from(document.querySelectorAll('td .ok, td .warn'),
+    f => [f.textContent, f.getClientRects().length]),
+}))()"""
+
+
+def test_wide_tables_stay_inside_their_box_at_1400_px(
+    built: Built, served: str, chromium: Chromium
+) -> None:
+    """The audit's findings and the reconciliation's breaks (long entry ids, file paths) wrap
+    inside their own box, the page never scrolls sideways, and an acknowledged flag that wraps is
+    one box (its border and background drawn once, not over each of its lines)."""
+    metrics = {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+    chromium.send("Emulation.setDeviceMetricsOverride", metrics, session=chromium.session)
+    try:
+        pages = [paths.KEY_AUDIT, *(paths.reconciliation(a) for a in built.site.accounts)]
+        flags = 0
+        for page in pages:
+            chromium.open(served + page)
+            seen = chromium.evaluate(WIDTHS)
+            assert seen["page"] <= seen["viewport"], (page, seen["page"], seen["viewport"])
+            assert seen["tables"], page
+            for caption, width, box in seen["tables"]:
+                assert width <= box, f"{page}: table {caption!r} is {width}px in a {box}px box"
+            for text, boxes in seen["flags"]:
+                assert boxes == 1, f"{page}: flag {text!r} drawn as {boxes} boxes"
+            flags += len(seen["flags"])
+        assert flags >= 3  # the fixture's open and acknowledged findings were measured
+        chromium.open(served + paths.reconciliation(MAIN))
+        height = chromium.evaluate("document.documentElement.scrollHeight")
+        shot = chromium.screenshot({"x": 0, "y": 0, "width": 1400, "height": height, "scale": 1})
+        (built.site.out_dir.parent / "reconciliation-1400.png").write_bytes(shot)
+        assert png_colors(shot) >= 2
+    finally:
+        chromium.send("Emulation.clearDeviceMetricsOverride", session=chromium.session)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from datetime import date
@@ -94,6 +95,21 @@ def test_file_names_are_slugs_with_a_hash(built: Built) -> None:
     assert paths.safe_name("a/b") != paths.safe_name("a-b")
     assert paths.safe_name("../../etc").startswith("etc-")
     assert paths.safe_name("日本").startswith("id-")
+
+
+def test_account_folders_are_guessable_from_the_name_alone(built: Built) -> None:
+    """What README's Reports section tells a script: the name when it is a safe slug, else its
+    slug, "--" and the first 8 hex digits of blake2b-32 of the name (UTF-8)."""
+    folders = {p.name for p in (built.site.out_dir / "accounts").iterdir()}
+    digest = hashlib.blake2b(SECOND.encode(), digest_size=4).hexdigest()
+    assert folders == {MAIN, f"acme-beta-co--{digest}"}
+    assert paths.account_folder("north-2") == "north-2"
+    for name in ("Acme", "acme-", "a--b", "con", "x" * 41, "日本", "../etc"):
+        folder = paths.account_folder(name)
+        assert folder != name and re.fullmatch(r"[a-z0-9-]+--[0-9a-f]{8}", folder), folder
+    # Never dependent on the other accounts: a name's folder is the same in any company, and a
+    # slug name never takes the hashed folder of another name (a safe slug has no "--").
+    assert paths.account_folder("acme-") != paths.account_folder("acme")
 
 
 def test_campaign_pages_use_the_name_and_fall_back_to_the_id(built: Built) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from dashboards.pages.findings import placement_text
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,6 +49,11 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
     assert len(months) >= 12
     assert months == sorted(months)
     assert {"within_tie", "between_entries", "after_last"} <= placements
+    _summary_matches_the_table(done.stdout, analyst, demo / "reports")
+    # The demo runs the key audit too: its site has the audit page, linked from the index.
+    assert "key audit: 1 key(s) probed" in done.stdout
+    assert (demo / "reports" / "key-audit.html").is_file()
+    assert 'href="key-audit.html"' in (demo / "reports" / "index.html").read_text()
     assert "breakdown mismatch bd-" in done.stdout
     assert "history: first entry" in done.stdout
 
@@ -54,3 +61,19 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
     windows = Counter(re.findall(r"ledger: window (\S+)", log))
     assert windows, log[-2000:]
     assert set(windows.values()) == {1}, windows
+
+
+def _summary_matches_the_table(stdout: str, analyst: Path, reports: Path) -> None:
+    """The demo's count of movements per placement is the hidden_movements view's, in the words
+    of the Reconciliation page's table, and the page's own summary says the same."""
+    with duckdb.connect(str(analyst), read_only=True) as con:
+        rows = con.execute(
+            "SELECT placement, count(*) FROM hidden_movements GROUP BY placement"
+        ).fetchall()
+    counts = dict(rows)
+    [said] = re.findall(r"The ledger hides (\d+) balance movement\(s\) \((.+?)\) and", stdout)
+    assert int(said[0]) == sum(counts.values())
+    for placement, n in counts.items():  # the table's words for each, with the view's count
+        assert f"{n} {placement_text(placement)}" in said[1], said[1]
+    [page] = reports.glob("accounts/*/reconciliation.html")
+    assert f"{sum(counts.values())} ({said[1]}; gross" in page.read_text(encoding="utf-8")

@@ -12,8 +12,8 @@ import httpx
 import typer
 from typer.testing import CliRunner
 
-from simulator import Simulator
-from simulator.cli import simulate
+from simulator import Simulator, serve
+from simulator.cli import is_loopback, key_lines, simulate
 from tests.simulator.conftest import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,3 +73,33 @@ def test_bad_options_are_reported_not_raised() -> None:
     bad_now = runner.invoke(app, ["--scenario", "small", "--now", "yesterday", "--port", "0"])
     assert bad_now.exit_code == 2
     assert "not an ISO 8601 date-time" in bad_now.output
+
+
+def test_print_keys_shows_keys_that_work_and_says_they_are_loopback_test_keys() -> None:
+    sim = Simulator("two_companies", seed=3, now=NOW, demo_key="my-demo-key")
+    lines = key_lines(sim, "my-demo-key", print_keys=True)
+    for company in sim.companies:
+        for key in company.keys:
+            [line] = [x for x in lines if f" {key.secret}" in x]
+            if key.secret != "my-demo-key":
+                assert line.endswith("(test key of this simulator; loopback only)"), line
+    # A printed key is the key: it reads its company's balance over loopback HTTP.
+    printed = [x.split()[3] for x in lines if "scope=full" in x and "revoked" not in x]
+    with serve(sim) as server:
+        for key in printed:
+            answer = httpx.get(server.url + "/Consumption", headers={"X-Api-Key": key})
+            assert answer.status_code == 200, key
+    # Without the flag, fingerprints only (the extra --key, typed by the user, as given).
+    hidden = "\n".join(key_lines(sim, "my-demo-key", print_keys=False))
+    assert all(k.secret not in hidden for c in sim.companies for k in c.keys if k.label != "demo")
+
+
+def test_print_keys_is_refused_on_an_interface_other_machines_reach() -> None:
+    app = typer.Typer()
+    app.command()(simulate)
+    args = ["--print-keys", "--host", "0.0.0.0", "--port", "0"]
+    refused = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert refused.exit_code == 2
+    assert "only with a loopback --host (got '0.0.0.0')" in refused.output
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("example.org")

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
+from typing import get_args
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from simulator import HiddenMovementSpec, Scenario, Simulator
 from simulator.presets import PRESETS
 from tests.simulator.conftest import NOW
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", sorted(set(PRESETS) - {"million", "default"}))
@@ -104,3 +108,39 @@ def test_refusals() -> None:
             ),
             now=NOW,
         )
+
+
+def _models(model: type[BaseModel], seen: dict[str, type[BaseModel]]) -> dict[str, type]:
+    """Every pydantic model a scenario file can hold, by class name, found through the fields."""
+    seen[model.__name__] = model
+    for info in model.model_fields.values():
+        stack = [info.annotation]
+        while stack:
+            kind = stack.pop()
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                if kind.__name__ not in seen:
+                    _models(kind, seen)
+            else:
+                stack.extend(get_args(kind))
+    return seen
+
+
+def test_the_readme_documents_every_field_of_a_scenario_file() -> None:
+    text = (ROOT / "simulator" / "README.md").read_text(encoding="utf-8")
+    reference = text.split("### Scenario file reference", 1)[1].split("\n## ", 1)[0]
+    sections = dict(
+        (head.strip(), body) for head, body in re.findall(r"\n#### ([^\n]+)\n(.*?)(?=\n#### |$)",
+                                                           reference, flags=re.S)
+    )  # fmt: skip
+    where = {
+        "Scenario": "Scenario", "CompanySpec": "Company", "KeySpec": "Key",
+        "HiddenMovementSpec": "Hidden movement", "BreakdownMismatchSpec": "Breakdown mismatch",
+        "SubscriptionChange": "Subscription change", "PlanSpec": "Plan", "SchemaDrift": "Drift",
+        "FaultsConfig": "Faults", "FaultRates": "Faults", "FaultSpec": "Faults",
+    }  # fmt: skip
+    network = text.split("## Network", 1)[1].split("\n## ", 1)[0]
+    missing = []
+    for name, model in _models(Scenario, {}).items():
+        body = network if name == "NetworkSpec" else sections[where[name]]
+        missing += [f"{name}.{f}" for f in model.model_fields if f"`{f}`" not in body]
+    assert not missing, missing
