@@ -181,8 +181,10 @@ def run_sync(
     check_writable(settings)
     synced = _read_or_nothing(last_synced_days, settings)
     histories, failed = discover_new(_only(settings, ready), synced)
-    # An account whose history an older discovery cut short syncs again from its first day.
-    synced = {n: d for n, d in synced.items() if not (n in histories and histories[n].reaches_back)}
+    # An account whose history an older discovery cut short syncs again from its first day
+    # (unless CREDITLENS_LEDGER_START says where to start: then nothing was cut).
+    healed = {n for n, h in histories.items() if h.reaches_back and not settings.ledger_start}
+    synced = {n: d for n, d in synced.items() if n not in healed}
     early += failed
     ready = [a for a in ready if a.name not in {f.account for f in failed}]
     beginnings = {**_read_or_nothing(recorded_first_days, settings)}
