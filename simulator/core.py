@@ -98,6 +98,7 @@ class Simulator:
                 pending=pending,
                 opening_grant=spec.opening_balance is None,
                 quiet=quiet,
+                quiet_at_zero=spec.quiet_at_zero,
             )
             self._subscriptions[spec.name] = subscription
             self._profiles[spec.name] = profile

@@ -84,6 +84,8 @@ class CompanyLedger:
     opening_grant: bool = False
     # Inclusive (first, last) UTC day numbers with no entries at all: a dormant stretch.
     quiet: tuple[tuple[int, int], ...] = ()
+    # Each quiet stretch entered at zero (an Expiry of every credit left) and left from zero.
+    quiet_at_zero: bool = False
     movements: list[Movement] = field(default_factory=list, init=False)
     ts: array[int] = field(default_factory=lambda: array("q"), init=False)
     amount: array[int] = field(default_factory=lambda: array("q"), init=False)
@@ -107,11 +109,26 @@ class CompanyLedger:
         """Generates every day up to and including `last_day` (UTC day number)."""
         while self.next_day <= last_day:
             day = self.next_day
-            if not any(first <= day <= last for first, last in self.quiet):
+            if not self._quiet(day):
+                if self.quiet_at_zero and day > self.first_day and self._quiet(day - 1):
+                    self.opening_grant = True  # a subscription that starts anew, from zero
                 rng = day_rng(self.seed, self.spec.name, day)
                 self._settle_day(rng, self._plan(rng, day), self.threshold_for_day(day))
+                if self.quiet_at_zero and self._quiet(day + 1):
+                    self._expire_everything(day)
             self.next_day += 1
         self.version += 1
+
+    def _quiet(self, day: int) -> bool:
+        return any(first <= day <= last for first, last in self.quiet)
+
+    def _expire_everything(self, day: int) -> None:
+        """The day's last entry: every credit left expires, so the quiet stretch that follows
+        is spent at exactly zero. Settled alone with no threshold, so no top-up follows it."""
+        end = (day + 1) * MS_PER_DAY - 1
+        at = max(end, self.ts[-1] + 1) if self.ts else end
+        expiry: Planned = (at, "Expiry", 0, "Expired unused credits", None, None, None, 1.0)
+        self._settle_day(random.Random(0), [expiry], -(2**62))
 
     def _plan(self, rng: random.Random, day: int) -> list[Planned]:
         """The day's plan; the first active day opens with the company's first credits.

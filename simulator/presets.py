@@ -163,6 +163,43 @@ def dormant_start() -> Scenario:
     return Scenario(name="dormant_start", companies=[company])
 
 
+def _quiet(name: str, quiet_days: int, at_zero: bool) -> Scenario:
+    """60 active days, then ``quiet_days`` with no entries at all, then 200 active days up to
+    now (~8/day): a company that went silent and came back."""
+    company = CompanySpec(
+        name="acme",
+        history_days=60 + quiet_days + 200,
+        entries_per_day=8,
+        quiet_days=[(200 + quiet_days, 201)],
+        quiet_at_zero=at_zero,
+    )
+    return Scenario(name=name, companies=[company])
+
+
+def quiet_at_zero_1y() -> Scenario:
+    """Silent at zero for 365 days: shorter than a 366-day window, so no whole window is empty
+    (the neighbour that the old discovery already read whole)."""
+    return _quiet("quiet_at_zero_1y", 365, at_zero=True)
+
+
+def quiet_at_zero_2y() -> Scenario:
+    """Trial credits expired to exactly zero, two years of silence, then a subscription that
+    starts from zero: a whole 366-day window is empty below an entry whose balance before is 0,
+    where the old discovery stopped and dropped the first 60 days."""
+    return _quiet("quiet_at_zero_2y", 730, at_zero=True)
+
+
+def quiet_at_zero_5y() -> Scenario:
+    """The same with five years of silence: four whole windows empty."""
+    return _quiet("quiet_at_zero_5y", 1826, at_zero=True)
+
+
+def quiet_not_at_zero_2y() -> Scenario:
+    """Two years of silence at a non-zero balance: the balance before the entry after it says
+    more came before (the neighbour the old discovery read whole)."""
+    return _quiet("quiet_not_at_zero_2y", 730, at_zero=False)
+
+
 def opening_balance() -> Scenario:
     """A movement before the first entry: the ledger starts at 1234.5 with no entry for it."""
     return (
@@ -194,6 +231,10 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "plan_change": plan_change,
     "long_history": long_history,
     "dormant_start": dormant_start,
+    "quiet_at_zero_1y": quiet_at_zero_1y,
+    "quiet_at_zero_2y": quiet_at_zero_2y,
+    "quiet_at_zero_5y": quiet_at_zero_5y,
+    "quiet_not_at_zero_2y": quiet_not_at_zero_2y,
     "opening_balance": opening_balance,
     "million": million,
 }

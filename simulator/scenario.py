@@ -154,6 +154,11 @@ class CompanySpec(_Model):
     # simulator's initial now: days with no entries at all (no usage, no monthly grant), a dormant
     # stretch after which activity resumes from the balance it left off at.
     quiet_days: list[tuple[int, int]] = Field(default_factory=list)
+    # True: each quiet stretch is entered at a zero balance and left from zero, as a company
+    # whose trial credits expired, then, after its silence, subscribed anew: the last day before
+    # the stretch ends with an Expiry of every credit left, and the first day after it opens with
+    # the plan's grant at 00:00:00.000Z, its balance before exactly 0.
+    quiet_at_zero: bool = False
     tie_rate: float = Field(default=0.03, ge=0, le=1)
     identical_pairs_per_day: float = Field(default=0.03, ge=0)
     missing_description_rate: float = Field(default=0.04, ge=0, le=1)

@@ -18,10 +18,14 @@ from dashboards.pages.common import when
 from dashboards.pages.findings import acknowledged_text, placement_text
 
 DECIDED_MEANING = {
-    "opens_at_zero": "an empty 366-day window before the first entry, whose balance before is 0",
+    "every_window": "every 366-day window counted back to the history limit "
+    "(CREDITLENS_HISTORY_LIMIT); this is the earliest entry found",
+    "no_entries": "no entry was found at all",
+    # The older rule's values, in warehouses discovered before it changed.
+    "opens_at_zero": "an empty 366-day window before the first entry, whose balance before is 0 "
+    "(an older rule: the next sync probes every window again, once)",
     "history_limit": "probed back to the history limit (CREDITLENS_HISTORY_LIMIT) without "
     "finding an earlier entry",
-    "no_entries": "no entry was found at all",
 }
 # reconciliation_runs.opening_status in a few words ('ok' is what the check writes for zero).
 OPENING_VERDICT = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -13,11 +13,13 @@ from pipelines.account_checks import SEPARATOR, named_per_account
 from pipelines.account_work import AccountFailure, failures, succeeded
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
+from pipelines.cli.history_summary import history_summary
 from pipelines.cli.progress_view import sync_progress
 from pipelines.cli.runner import RunOutcome, instance, run_job
 from pipelines.definitions import build_definitions
 from pipelines.ledger.history import History
 from pipelines.ledger.history_asset import discover_histories, record_histories
+from pipelines.ledger.partitions import covering
 from pipelines.ledger.sync import LedgerSyncResult
 from pipelines.reconciliation.summary import (
     BREAKDOWN,
@@ -28,7 +30,12 @@ from pipelines.reconciliation.summary import (
 )
 from pipelines.settings import AccountSettings, Settings, parse_day
 from pipelines.snapshots.fetch import SnapshotResult
-from pipelines.warehouse.read import WarehouseError, last_synced_days, recorded_first_days
+from pipelines.warehouse.read import (
+    WarehouseError,
+    histories_cut_short,
+    last_synced_days,
+    recorded_first_days,
+)
 from transforms.entry_type import EntryTypeRules
 
 
@@ -119,7 +126,9 @@ def resolve_range(
 ) -> tuple[date, date]:
     """The days to sync for one account: ``--since`` or, without it, its last synced day minus
     the lookback, or on its first sync where its ledger begins (CREDITLENS_LEDGER_START, else
-    ``begins``, what history discovery found)."""
+    ``begins``, what history discovery found). A ``--since`` (or CREDITLENS_LEDGER_START) before
+    the ledger's first day is read as asked: those days come back empty, at a request a window,
+    and the summary says where the ledger begins."""
     today = datetime.now(UTC).date()
     last = parse_day(until, "--until") if until else today
     start = settings.ledger_start or begins or today
@@ -129,16 +138,6 @@ def resolve_range(
     first = parse_day(since, "--since") if since else resume or start
     if first > last:
         raise UsageError(f"--since {first.isoformat()} is after --until {last.isoformat()}")
-    if first < start:
-        where = (
-            "CREDITLENS_LEDGER_START"
-            if settings.ledger_start
-            else "found by history discovery; set CREDITLENS_LEDGER_START to reach further back"
-        )
-        raise UsageError(
-            f"--since {first.isoformat()} precedes the ledger's first day {start.isoformat()} "
-            f"({where})"
-        )
     if last > today:
         raise UsageError(f"--until {last.isoformat()} is in the future (today is {today})")
     return first, last
@@ -182,6 +181,10 @@ def run_sync(
     check_writable(settings)
     synced = _read_or_nothing(last_synced_days, settings)
     histories, failed = discover_new(_only(settings, ready), synced)
+    # An account whose history an older discovery cut short syncs again from its first day
+    # (unless CREDITLENS_LEDGER_START says where to start: then nothing was cut).
+    healed = {n for n, h in histories.items() if h.reaches_back and not settings.ledger_start}
+    synced = {n: d for n, d in synced.items() if n not in healed}
     early += failed
     ready = [a for a in ready if a.name not in {f.account for f in failed}]
     beginnings = {**_read_or_nothing(recorded_first_days, settings)}
@@ -200,7 +203,7 @@ def run_sync(
     first = min(r[0] for r in ranges.values())
     last = max(r[1] for r in ranges.values())
     since_by_account = {n: r[0].isoformat() for n, r in ranges.items() if r[0] > first}
-    syncing = _only(settings, ready)
+    syncing = covering(_only(settings, ready), first)
     dagster_instance = instance(syncing)
     with sync_progress():
         ledger = run_job(
@@ -257,21 +260,27 @@ def discover_new(
     settings: Settings, synced: dict[str, date] | None = None
 ) -> tuple[dict[str, History], list[AccountFailure]]:
     """History discovery, once per account: before its first sync, unless turned off
-    (CREDITLENS_HISTORY_LIMIT=0). It runs in this process, several accounts at once, through the
-    same functions as the ``ledger_history`` asset, so the partitions built next start where it
-    found the ledger."""
+    (CREDITLENS_HISTORY_LIMIT=0), and once more for an account the older rule cut short
+    (``opens_at_zero``; ``History.replaces_first_day`` says so). It runs in this process, several
+    accounts at once, through the same functions as the ``ledger_history`` asset, so the
+    partitions built next start where it found the ledger."""
     synced = _read_or_nothing(last_synced_days, settings) if synced is None else synced
     recorded = _read_or_nothing(recorded_first_days, settings)
+    cut_short = _read_or_nothing(histories_cut_short, settings)
     new = [
         a
         for a in settings.accounts
-        if a.history_limit and a.name not in recorded and a.name not in synced
+        if a.history_limit
+        and (a.name in cut_short or (a.name not in recorded and a.name not in synced))
     ]
     if not new:
         return {}, []
     rules = EntryTypeRules(debit_pattern=settings.debit_type_pattern)
     outcomes = discover_histories(new, rules, settings.account_concurrency)
-    found = {account.name: history for account, history in succeeded(outcomes)}
+    found = {
+        account.name: replace(history, replaces_first_day=cut_short.get(account.name))
+        for account, history in succeeded(outcomes)
+    }
     if len(settings.accounts) == 1 and outcomes[0].exception is not None:
         raise outcomes[0].exception
     if found:
@@ -384,14 +393,6 @@ def reconciliation_lines(report: SyncReport) -> list[str]:
 
 
 def history_lines(report: SyncReport) -> list[str]:
-    """What history discovery found when it ran, and any days deliberately left out."""
-    lines = []
-    if report.history is not None:
-        lines.append(f"history: {report.history.sentence()}")
-    if report.begins is not None and report.first > report.begins and report.history is not None:
-        skipped_to = (report.first - timedelta(days=1)).isoformat()
-        lines.append(
-            f"history: {report.begins.isoformat()}..{skipped_to} not synced (--since or "
-            "CREDITLENS_LEDGER_START); the balance of those days is carried in"
-        )
-    return lines
+    """What history discovery found when it ran, and the synced days against where the ledger
+    begins (pipelines/cli/history_summary.py)."""
+    return history_summary(report.history, report.begins, report.first)

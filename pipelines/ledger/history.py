@@ -2,17 +2,17 @@
 
 The API has no "first entry" call, and the ledger endpoint needs a range of at most 366 days.
 A first sync that started from a configured date would silently leave everything before it
-behind, so discovery probes back from today one window at a time (a page of size 1 tells a
-window's total), and stops on evidence rather than on a guess:
-
-- an empty window reached below entries, and the earliest entry's balance before it (its
-  balanceAfter minus its signed amount) is zero: nothing can precede a ledger that opens at zero;
-- or the bound, ``CREDITLENS_HISTORY_LIMIT`` days before today, so a dead key cannot probe
-  forever (then a non-zero opening balance is reported, never hidden).
+behind, so discovery counts every 366-day window from today back to the bound,
+``CREDITLENS_HISTORY_LIMIT`` days before today (a page of size 1 tells a window's total: one
+request a window, eleven at the default 3660 days). It never stops earlier on a guess: a company
+can sit at zero, with no entries at all, for longer than a window, then start again from zero,
+and an empty window below entries whose balance before is zero says nothing about what came
+before it. (An older rule did stop there; its rows, ``opens_at_zero``, are probed again once.)
 
 Within the earliest non-empty window the first day is found by halving the range (about nine
-requests), and that day is read whole to find its first entry. The rules here are pure: the
-probe is handed in, so the search is tested without a server.
+requests), and that day is read whole to find its first entry. Empty windows between non-empty
+ones are quiet periods, reported as such, never taken for the beginning. The rules here are
+pure: the probe is handed in, so the search is tested without a server.
 """
 
 from __future__ import annotations
@@ -36,9 +36,11 @@ WINDOW_DAYS = 366
 class Decision(StrEnum):
     """How discovery decided where the history begins (stored in ``ledger_history``)."""
 
+    EVERY_WINDOW = "every_window"
+    NO_ENTRIES = "no_entries"
+    # Written by the older rule, which stopped early; kept in older rows and documented.
     OPENS_AT_ZERO = "opens_at_zero"
     HISTORY_LIMIT = "history_limit"
-    NO_ENTRIES = "no_entries"
 
 
 class Probe(Protocol):
@@ -59,8 +61,26 @@ class FirstEntry:
 
 
 @dataclass(frozen=True)
+class QuietPeriod:
+    """Whole windows with no entries, between windows with entries: a company that went silent
+    and came back. Its days are those of the empty windows (the silence may be longer)."""
+
+    first: date
+    last: date
+
+    def text(self) -> str:
+        return f"no entries from {self.first.isoformat()} to {self.last.isoformat()}"
+
+
+def quiet_text(quiet: Sequence[QuietPeriod]) -> str:
+    """The quiet periods as stored in ``ledger_history.quiet_periods``: FIRST..LAST, by "; "."""
+    return "; ".join(f"{q.first.isoformat()}..{q.last.isoformat()}" for q in quiet)
+
+
+@dataclass(frozen=True)
 class History:
-    """What was found: the first day and entry, the balance before it, and how it was decided."""
+    """What was found: the first day and entry, the balance before it, how it was decided, and
+    what was probed on the way (windows, entries counted, quiet periods)."""
 
     account: str
     first_day: date | None
@@ -70,6 +90,22 @@ class History:
     searched_back_to: date
     limit_days: int
     requests: int
+    windows_probed: int = 0
+    entries_counted: int = 0
+    quiet: tuple[QuietPeriod, ...] = ()
+    # An earlier discovery's first day, when this one probed again an account whose history the
+    # older rule had cut short (decided_by opens_at_zero).
+    replaces_first_day: date | None = None
+
+    @property
+    def reaches_back(self) -> bool:
+        """Probed again, it found entries before the first day an older discovery recorded:
+        those days were never synced, so the account syncs again from its first day."""
+        return (
+            self.replaces_first_day is not None
+            and self.first_day is not None
+            and self.first_day < self.replaces_first_day
+        )
 
     def sentence(self) -> str:
         """One line for the sync summary and the table's ``detail``."""
@@ -79,17 +115,23 @@ class History:
                 f"(CREDITLENS_HISTORY_LIMIT={self.limit_days} days; {self.requests} requests)"
             )
         first = self.first_entry_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        opening = self.opening_balance
         if self.decided_by is Decision.OPENS_AT_ZERO:
             why = "an empty window before it and a zero balance before the first entry"
         else:
             why = (
-                f"searched back to the limit {self.searched_back_to.isoformat()} "
+                f"every window probed back to the limit {self.searched_back_to.isoformat()} "
                 f"(CREDITLENS_HISTORY_LIMIT={self.limit_days} days)"
             )
+        quiet = "".join(f"; quiet period: {q.text()}" for q in self.quiet)
+        healed = (
+            f"; probed again: an older discovery had stopped at "
+            f"{self.replaces_first_day.isoformat()} (opens_at_zero)"
+            if self.replaces_first_day is not None
+            else ""
+        )
         return (
-            f"first entry {first}, balance before it {opening}; decided by {why} "
-            f"({self.requests} requests)"
+            f"first entry {first}, balance before it {self.opening_balance}; decided by {why}"
+            f"{quiet}{healed} ({self.requests} requests)"
         )
 
 
@@ -101,41 +143,52 @@ def discover(
     limit_days: int,
     opening_of: Callable[[Sequence[dict[str, Any]]], FirstEntry | None],
 ) -> History:
-    """Probes back from ``today`` until the evidence or the bound says where history begins."""
+    """Counts every window from ``today`` back to the bound, then finds the first entry in the
+    earliest window that has any."""
     floor = today - timedelta(days=limit_days)
+    windows: list[tuple[date, date, int]] = []  # newest first
     last = today
-    earliest: tuple[date, date] | None = None
-    found: tuple[date, FirstEntry | None] | None = None
-    decision = Decision.HISTORY_LIMIT
-    searched = floor
     while last >= floor:
         first = max(floor, last - timedelta(days=WINDOW_DAYS - 1))
-        searched = first
-        if probe.count(first, last):
-            earliest, found = (first, last), None
-        elif earliest is not None:
-            if found is None:
-                found = _first_entry(probe, earliest, opening_of)
-            entry = found[1]
-            if entry is not None and entry.balance_before == 0:
-                decision = Decision.OPENS_AT_ZERO
-                break
+        windows.append((first, last, probe.count(first, last)))
         last = first - timedelta(days=1)
-    if earliest is None:
-        return History(account, None, None, None, Decision.NO_ENTRIES, floor, limit_days, 0)
-    if found is None:
-        found = _first_entry(probe, earliest, opening_of)
-    day, entry = found
+    counted = sum(n for _, _, n in windows)
+    found = [(first, last) for first, last, n in windows if n]
+    if not found:
+        return History(
+            account, None, None, None, Decision.NO_ENTRIES, floor, limit_days, probe.requests,
+            windows_probed=len(windows),
+        )  # fmt: skip
+    day, entry = _first_entry(probe, found[-1], opening_of)
     return History(
         account=account,
         first_day=day,
         first_entry_at=entry.created_at if entry else None,
         opening_balance=entry.balance_before if entry else None,
-        decided_by=decision,
-        searched_back_to=searched,
+        decided_by=Decision.EVERY_WINDOW,
+        searched_back_to=floor,
         limit_days=limit_days,
         requests=probe.requests,
+        windows_probed=len(windows),
+        entries_counted=counted,
+        quiet=quiet_periods(windows),
     )
+
+
+def quiet_periods(windows: Sequence[tuple[date, date, int]]) -> tuple[QuietPeriod, ...]:
+    """Runs of empty windows with entries on both sides (those below the earliest entries are
+    before the beginning, those above the latest are merely recent silence)."""
+    periods: list[QuietPeriod] = []
+    seen_entries = False
+    run: list[tuple[date, date]] = []
+    for first, last, count in sorted(windows):
+        if not count:
+            run.append((first, last))
+            continue
+        if seen_entries and run:
+            periods.append(QuietPeriod(run[0][0], run[-1][1]))
+        seen_entries, run = True, []
+    return tuple(periods)
 
 
 def _first_entry(

@@ -14,7 +14,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from pipelines.account_work import AccountOutcome, at_least_one, failures, for_each_account
 from pipelines.api.client import PlatformClient
 from pipelines.dagster_metadata import row_count
-from pipelines.ledger.history import Decision, History, discover, first_entry
+from pipelines.ledger.history import Decision, History, discover, first_entry, quiet_text
 from pipelines.ledger.history_probe import ApiProbe
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
@@ -58,6 +58,10 @@ def history_row(history: History, run_id: str) -> dict[str, Any]:
         "requests": history.requests,
         "detail": history.sentence(),
         "run_id": run_id,
+        "windows_probed": history.windows_probed,
+        "entries_counted": history.entries_counted,
+        "quiet_periods": quiet_text(history.quiet),
+        "replaces_first_day": history.replaces_first_day,
     }
 
 
@@ -70,6 +74,8 @@ def history_metadata(history: History) -> dict[str, Any]:
         "decided_by": str(history.decided_by),
         "searched_back_to": history.searched_back_to.isoformat(),
         "requests": history.requests,
+        "windows_probed": history.windows_probed,
+        "quiet_periods": quiet_text(history.quiet),
         "detail": history.sentence(),
     }
 
@@ -78,9 +84,10 @@ def history_metadata(history: History) -> dict[str, Any]:
     name="ledger_history",
     group_name="ledger",
     description=(
-        "Where each company's ledger begins: history discovery probes back window by window "
-        "(CREDITLENS_HISTORY_LIMIT days at most) and records the first entry, the balance before "
-        "it and how that was decided in the DuckDB table ledger_history. Reload the code "
+        "Where each company's ledger begins: history discovery counts every window back to "
+        "CREDITLENS_HISTORY_LIMIT days (one request a window) and records the first entry, "
+        "the balance before it, how that was decided and any quiet periods in the DuckDB "
+        "table ledger_history. Reload the code "
         "location after it to start the ledger's partitions there."
     ),
     kinds={"duckdb", "python"},

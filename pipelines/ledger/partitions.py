@@ -4,7 +4,8 @@ Where it begins is CREDITLENS_LEDGER_START when set (an override), else what his
 recorded, read from the analyst copy: a file that is only ever replaced whole, so the code
 location (and every run worker that loads it) reads it without waiting on the warehouse's lock.
 Before any discovery, the partitions reach back to the start of the year of the history limit,
-so a backfill of them all from the UI misses nothing either.
+so a backfill of them all from the UI misses nothing either. Days a sync covered before that
+first day (``--since`` earlier than the first entry) are partitions too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from dagster import DailyPartitionsDefinition
 
 from pipelines.settings import Settings
-from pipelines.warehouse.read import WarehouseError, recorded_first_days
+from pipelines.warehouse.read import WarehouseError, first_synced_days, recorded_first_days
 
 
 def ledger_partitions(start: date) -> DailyPartitionsDefinition:
@@ -26,21 +27,35 @@ def ledger_partitions(start: date) -> DailyPartitionsDefinition:
 
 def ledger_start_day(settings: Settings, today: date | None = None) -> date:
     """The first partition: the override, else the earliest discovered first day of the
-    configured accounts, else the start of the year the history limit reaches back to."""
-    if settings.ledger_start is not None:
-        return settings.ledger_start
+    configured accounts, else the start of the year the history limit reaches back to; earlier
+    still when a sync covered days before it (a ``--since`` before the ledger's first day), so
+    every synced day is a partition."""
     today = today or datetime.now(UTC).date()
-    found = list(_recorded(settings).values())
-    if found:
-        return min(min(found), today)
-    reach = max(a.history_limit for a in settings.accounts)
-    return (today - timedelta(days=reach)).replace(month=1, day=1)
+    found, synced = _recorded(settings)
+    if settings.ledger_start is not None:
+        start = settings.ledger_start
+    elif found:
+        start = min(min(found.values()), today)
+    else:
+        reach = max(a.history_limit for a in settings.accounts)
+        start = (today - timedelta(days=reach)).replace(month=1, day=1)
+    return min([start, *synced.values()])
 
 
-def _recorded(settings: Settings) -> dict[str, date]:
-    """Every account's discovered first day, in one read of the analyst copy."""
+def covering(settings: Settings, first: date) -> Settings:
+    """Settings whose partitions reach back to ``first``: a sync may start before the ledger's
+    first day, and Dagster runs only over partitions that exist. Once synced, those days stay
+    partitions (``ledger_start_day`` reads them from ``sync_runs``)."""
+    if first >= ledger_start_day(settings):
+        return settings
+    return settings.model_copy(update={"ledger_start": first})
+
+
+def _recorded(settings: Settings) -> tuple[dict[str, date], dict[str, date]]:
+    """Every account's discovered first day and first synced day, read from the analyst copy."""
     copy = settings.open_warehouse().analyst_copy
+    names = [a.name for a in settings.accounts]
     try:
-        return recorded_first_days(copy, [a.name for a in settings.accounts])
+        return recorded_first_days(copy, names), first_synced_days(copy, names)
     except WarehouseError:
-        return {}
+        return {}, {}

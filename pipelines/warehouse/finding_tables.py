@@ -29,6 +29,28 @@ BREAK_ID = Column(
     "(give it to `creditlens breaks ack`).",
 )
 
+# What discovery probed and found on the way (migration 10); null in rows written before.
+HISTORY_PROBED = (
+    Column("windows_probed", "INTEGER", "366-day windows counted (a request of pageSize 1 each)."),
+    Column(
+        "entries_counted",
+        "BIGINT",
+        "Entries the windows counted, from searched_back_to through the day of discovery.",
+    ),
+    Column(
+        "quiet_periods",
+        "VARCHAR",
+        "Whole windows with no entries between windows with entries, as FIRST..LAST days "
+        "joined by '; ' (empty when none): a company silent that long, not where it began.",
+    ),
+    Column(
+        "replaces_first_day",
+        "DATE",
+        "The first_day of an earlier discovery that stopped early (opens_at_zero), when this one "
+        "probed the account again; null otherwise.",
+    ),
+)
+
 LEDGER_HISTORY = Table(
     "ledger_history",
     "What history discovery found, one row per discovery: where the company's ledger begins, "
@@ -49,9 +71,12 @@ LEDGER_HISTORY = Table(
         Column(
             "decided_by",
             "VARCHAR",
-            "opens_at_zero (an empty 366-day window before the first entry, whose balance "
-            "before is 0), history_limit (probed back to CREDITLENS_HISTORY_LIMIT) or "
-            "no_entries.",
+            "every_window (every 366-day window counted back to CREDITLENS_HISTORY_LIMIT; the "
+            "earliest entry found) or no_entries (none in any window). Older rows may hold the "
+            "older rule's values: opens_at_zero (it stopped at an empty window before a first "
+            "entry whose balance before is 0, which a quiet period at zero also looks like; "
+            "the next sync probes such an account again, once) and history_limit (probed back "
+            "to CREDITLENS_HISTORY_LIMIT, as every_window).",
             True,
         ),
         Column("searched_back_to", "DATE", "The earliest day probed.", True),
@@ -59,6 +84,7 @@ LEDGER_HISTORY = Table(
         Column("requests", "INTEGER", "Requests discovery sent.", True),
         Column("detail", "VARCHAR", "The finding in one sentence.", True),
         RUN_ID,
+        *HISTORY_PROBED,
     ),
     since=6,
 )

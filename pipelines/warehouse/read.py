@@ -157,3 +157,44 @@ def recorded_first_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
 def recorded_first_day(path: Path, account: str) -> date | None:
     """The first day history discovery found for ``account``; None before any discovery."""
     return recorded_first_days(path, [account]).get(account)
+
+
+def histories_cut_short(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+    """Accounts whose latest history discovery was decided by the older rule's "opens at zero"
+    (it stopped at an empty window, which a quiet period at zero also shows), with the first day
+    it recorded: they are probed again, once, since what preceded the silence may be missing."""
+    if not path.exists():
+        return {}
+    try:
+        with open_read_only(path, lock_timeout_s=5.0) as con:
+            if "ledger_history" not in table_names(con):
+                return {}
+            found = rows(
+                con,
+                "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+                f"WHERE {_IN} GROUP BY account "
+                "HAVING arg_max(decided_by, discovered_at) = 'opens_at_zero'",
+                [list(accounts)],
+            )
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot read {path}: {exc}") from None
+    return {account: day for account, day in found if day is not None}
+
+
+def first_synced_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+    """The first UTC day any finished sync of each account covered (a ``--since`` may reach
+    before the discovered first day): the ledger's partitions must cover it."""
+    if not path.exists():
+        return {}
+    try:
+        with open_read_only(path, lock_timeout_s=5.0) as con:
+            if "sync_runs" not in table_names(con):
+                return {}
+            found = rows(
+                con,
+                f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account",
+                [list(accounts)],
+            )
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot read {path}: {exc}") from None
+    return {account: day for account, day in found if day is not None}

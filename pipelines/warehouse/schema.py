@@ -24,6 +24,7 @@ from pipelines.warehouse.finding_tables import (
     BREAK_ACKNOWLEDGEMENTS,
     BREAKDOWN_MISMATCHES,
     HIDDEN_MOVEMENTS,
+    HISTORY_PROBED,
     LEDGER_HISTORY,
 )
 from pipelines.warehouse.ledger_tables import (
@@ -170,6 +171,16 @@ MIGRATIONS: list[Migration] = [
         statements=(
             "ALTER TABLE ledger_enriched RENAME TO ledger_chain",
             "ALTER TABLE ledger_chain DROP COLUMN description",
+        ),
+    ),
+    # History discovery stopped early on a guess ("opens at zero") and lost what preceded a
+    # quiet period: it now probes every window, and records what it probed and the quiet periods.
+    Migration(
+        10,
+        "ledger_history: windows probed, entries counted, quiet periods, re-probed first day",
+        statements=(
+            *(LEDGER_HISTORY.add_column_sql(c) for c in HISTORY_PROBED),
+            *LEDGER_HISTORY.comment_sql(),
         ),
     ),
 ]

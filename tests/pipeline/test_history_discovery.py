@@ -42,13 +42,16 @@ def test_history_years_before_any_configured_date_lands_whole(
     assert s.first_day < date(2024, 1, 1) - timedelta(days=200)  # long before the old default
     assert landed(settings.warehouse) == truth(s)
     [(first_day, opening, decided, searched, limit, requests)] = table(settings.warehouse, HISTORY)
-    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.OPENS_AT_ZERO)
-    # It stopped at the first empty window below the entries, far from its bound.
-    assert s.first_day - timedelta(days=2 * WINDOW_DAYS) < searched < s.first_day
-    assert limit == 3660 and requests < 25
+    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.EVERY_WINDOW)
+    # Every window back to its bound, never stopping on a guess: 3661 days are 11 windows, then
+    # at most nine halvings and the first day's page(s).
+    assert searched == s.today - timedelta(days=3660)
+    assert limit == 3660 and requests <= 11 + 9 + 5
+    assert table(settings.warehouse, "SELECT windows_probed FROM ledger_history") == [(11,)]
+    assert -(-(3660 + 1) // WINDOW_DAYS) == 11
     assert report.first == s.first_day
     [line] = [x for x in summary_lines(report) if x.startswith("history:")]
-    assert s.first_day.isoformat() in line and "zero balance" in line
+    assert s.first_day.isoformat() in line and "every window probed back to the limit" in line
     opening = table(settings.warehouse, "SELECT opening_status FROM reconciliation_runs")
     assert opening == [("ok",)]
 
@@ -62,7 +65,7 @@ def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
     settings = first_sync_settings(s, creditlens_env, monkeypatch, CREDITLENS_HISTORY_LIMIT="800")
     run_sync(settings, None, None)
     [(first_day, opening, decided, searched, limit, requests)] = table(settings.warehouse, HISTORY)
-    assert decided == Decision.HISTORY_LIMIT and limit == 800
+    assert decided == Decision.EVERY_WINDOW and limit == 800
     assert searched == s.today - timedelta(days=800)
     assert first_day == searched  # the company was active on the bound's day
     # Three windows to the bound, at most nine halvings, the day's pages: bounded.
@@ -79,7 +82,7 @@ def test_a_quiet_stretch_does_not_stop_discovery_while_the_balance_says_more_cam
     settings = first_sync_settings(s, creditlens_env, monkeypatch)
     run_sync(settings, None, None)
     [(first_day, opening, decided, *_)] = table(settings.warehouse, HISTORY)
-    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.OPENS_AT_ZERO)
+    assert (first_day, opening, decided) == (s.first_day, Decimal(0), Decision.EVERY_WINDOW)
     assert landed(settings.warehouse) == truth(s)
 
 

@@ -175,6 +175,41 @@ def test_dormant_start_has_a_500_day_empty_stretch(start: Start) -> None:
     assert served.sim.truth("acme").hidden_movements == []
 
 
+@pytest.mark.parametrize(
+    ("name", "quiet_days"),
+    [("quiet_at_zero_1y", 365), ("quiet_at_zero_2y", 730), ("quiet_at_zero_5y", 1826)],
+)
+def test_a_silence_at_zero_is_entered_at_zero_and_left_from_zero(
+    start: Start, name: str, quiet_days: int
+) -> None:
+    """Credits expired to exactly zero, no entries for the whole stretch, then a subscription
+    that starts anew with the plan's grant at midnight, from zero: no hidden movement."""
+    served = start(name, now=LATE_2026)
+    today = LATE_2026.date()
+    quiet_first = today - timedelta(days=200 + quiet_days)
+    quiet_last = today - timedelta(days=201)
+    year = timedelta(days=365)
+    assert window(served, quiet_first, min(quiet_first + year, quiet_last))[0] == 0
+    assert window(served, max(quiet_last - year, quiet_first), quiet_last)[0] == 0
+    _, early = window(served, quiet_first - timedelta(days=5), quiet_first - timedelta(days=1))
+    last = early[-1]
+    assert (last["type"], Decimal(last["balanceAfter"])) == ("Expiry", Decimal(0))
+    _, resumed = window(served, quiet_last + timedelta(days=1), quiet_last + timedelta(days=1))
+    first = resumed[0]
+    assert first["createdAt"] == f"{(quiet_last + timedelta(days=1)).isoformat()}T00:00:00.000Z"
+    assert first["type"] == "PlanGrant" and wire_balance_before(first) == 0
+    assert served.sim.truth("acme").hidden_movements == []
+
+
+def test_a_silence_not_at_zero_resumes_from_its_balance(start: Start) -> None:
+    served = start("quiet_not_at_zero_2y", now=LATE_2026)
+    today = LATE_2026.date()
+    quiet_first, quiet_last = today - timedelta(days=930), today - timedelta(days=201)
+    _, early = window(served, quiet_first - timedelta(days=5), quiet_first - timedelta(days=1))
+    _, resumed = window(served, quiet_last + timedelta(days=1), quiet_last + timedelta(days=5))
+    assert wire_balance_before(resumed[0]) == Decimal(early[-1]["balanceAfter"]) > 0
+
+
 @pytest.mark.parametrize("ranges", [[(5, 10)], [(3, -1)]])
 def test_quiet_days_refuse_backward_or_negative_ranges(ranges: list[tuple[int, int]]) -> None:
     with pytest.raises(ValidationError, match="quiet_days"):
