@@ -41,6 +41,8 @@ def _recorded(settings: Settings) -> dict[str, date]:
     """Every account's discovered first day, in one read of the analyst copy."""
     copy = settings.open_warehouse().analyst_copy
     try:
-        return recorded_first_days(copy, [a.name for a in settings.accounts])
+        return recorded_first_days(
+            copy, [a.name for a in settings.accounts], lock_timeout_s=settings.lock_timeout_s
+        )
     except WarehouseError:
         return {}
