@@ -135,14 +135,14 @@ def child(path: Path, account: str, slice_entries: int | None) -> dict[str, Any]
     from pipelines.warehouse.read import frame, open_read_only
     from pipelines.warehouse.writer import Warehouse
 
-    warehouse = Warehouse(path)
+    warehouse = Warehouse(path, lock_timeout_s=60)
     rss_before = _rss_mb()
     began = time.perf_counter()
     result = reconcile_account(
         warehouse, account, ReconcileOptions(slice_entries=slice_entries), "benchmark"
     )
     reconcile_s = time.perf_counter() - began
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
 
         class Reader:
             def read(self, sql: str, params: list[Any] | None = None) -> Any:

@@ -106,7 +106,7 @@ FROM (SELECT *, CAST(timezone('UTC', created_at) AS DATE) AS day FROM gen) GROUP
 
 
 def generate(path: Path, entries: int) -> None:
-    warehouse = Warehouse(path)
+    warehouse = Warehouse(path, lock_timeout_s=60)
     warehouse.ensure()
     with warehouse.write() as con:
         con.execute(_ENTRIES, {"n": entries})
@@ -141,7 +141,7 @@ def measure(entries: int, root: Path) -> tuple[float, int, int]:
     warehouse = root / f"w{entries}.duckdb"
     generate(warehouse, entries)
     started = time.perf_counter()
-    site = build_site(warehouse, root / f"site{entries}", account=ACCOUNT)
+    site = build_site(warehouse, root / f"site{entries}", account=ACCOUNT, lock_timeout_s=60)
     elapsed = time.perf_counter() - started
     return elapsed, site.size_bytes, len(site.pages)
 

@@ -41,7 +41,7 @@ class ReportError(RuntimeError):
 
 
 def read_warehouse(
-    path: Path, account: str | None = None, month: date | None = None
+    path: Path, account: str | None = None, month: date | None = None, *, lock_timeout_s: float
 ) -> model.ReportData:
     """Everything the site shows, read in one go.
 
@@ -49,7 +49,7 @@ def read_warehouse(
     months the ledger covers: an empty site built for it would look like a month with no
     activity, which is a different fact.
     """
-    with open_read_only(path) as con:
+    with open_read_only(path, lock_timeout_s) as con:
         tables = table_names(con)
         notices = []
         missing = [t for t in RECONCILIATION_TABLES if t not in tables]

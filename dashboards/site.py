@@ -56,6 +56,7 @@ def build_site(
     *,
     account: str | None = None,
     month: date | None = None,
+    lock_timeout_s: float,
 ) -> SiteResult:
     """Reads the warehouse read-only and writes the whole static site to ``out_dir``.
 
@@ -63,11 +64,12 @@ def build_site(
     it); ``month`` picks the month the report is about (any day of it; default: the latest full
     month of each account's data; ReportError, naming the months the ledger covers, when no
     account has a statement for it). Every table of every page has a CSV of its rows beside it
-    (``downloads``).
+    (``downloads``). ``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S, how long to wait for a
+    writer to let go of the warehouse.
     """
     out_dir = Path(out_dir).resolve()
     _check_replaceable(out_dir)
-    data = read_warehouse(Path(warehouse_path), account, month)
+    data = read_warehouse(Path(warehouse_path), account, month, lock_timeout_s=lock_timeout_s)
     files: list[File] = site_index_file(data)
     if data.key_audit:
         files.extend(key_audit_file(data.key_audit))

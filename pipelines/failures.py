@@ -22,6 +22,7 @@ from typing import Any
 from dagster import Failure
 
 from pipelines.api.errors import ApiError, ConfigurationError, ProblemError
+from pipelines.visible_text import one_line as line_of
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.landing import InvariantBroken
 from pipelines.warehouse.lock import WarehouseBusy
@@ -33,9 +34,9 @@ TRANSIENT: tuple[type[BaseException], ...] = (WarehouseBusy,)
 
 
 def one_line(exc: BaseException) -> str:
-    """The exception's own message on one line (the CLI's ``creditlens: error: ...``)."""
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
+    """The exception's own message on one line (the CLI's ``creditlens: error: ...``), with
+    whatever could act on a terminal shown escaped."""
+    return line_of(str(exc)) or type(exc).__name__
 
 
 def failure_metadata(exc: BaseException) -> dict[str, Any]:

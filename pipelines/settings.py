@@ -329,8 +329,10 @@ class Settings(BaseModel):
     def staging_root(self) -> Path:
         return self.staging_dir or self.warehouse.parent / STAGING_DIR_NAME
 
-    def open_warehouse(self, lock_timeout_s: float = 600.0) -> Warehouse:
-        return Warehouse(self.warehouse, self.analyst_copy, lock_timeout_s)
+    def open_warehouse(self) -> Warehouse:
+        """The warehouse as configured, waiting for its lock CREDITLENS_LOCK_TIMEOUT_S at most:
+        the one source of that wait, for every command, asset and reader."""
+        return Warehouse(self.warehouse, self.analyst_copy, lock_timeout_s=self.lock_timeout_s)
 
 
 def parse_day(text: str, what: str) -> date:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipelines.visible_text import visible_text
+
 
 class ApiError(Exception):
     """Base of everything the client raises; ``str()`` is one actionable line."""
@@ -60,10 +62,13 @@ class ProblemError(ApiError):
         self.path = path
         self.retry_after = retry_after
         self.extra = extra or {}
-        what = f"{status} {title}" if title else f"HTTP {status}"
-        message = f"{method} {path} failed: {what}"
+        # The server's text is shown, never obeyed: its newlines, terminal escapes and bidi
+        # overrides are written as escapes here, where they enter the message, so the line stays
+        # one line wherever it is printed or logged. The attributes keep what was received.
+        what = f"{status} {visible_text(title)}" if title else f"HTTP {status}"
+        message = f"{method} {visible_text(path)} failed: {what}"
         if detail:
-            message += f": {detail}"
+            message += f": {visible_text(detail)}"
         super().__init__(message)
 
 
@@ -77,9 +82,9 @@ class Unauthorized(ProblemError):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.message = (
-            f"the API key was rejected ({self.status} {self.title or 'Unauthorized'})"
-            + (f": {self.detail}" if self.detail else "")
-            + f" [{self.method} {self.path}]"
+            f"the API key was rejected ({self.status} {visible_text(self.title or 'Unauthorized')})"
+            + (f": {visible_text(self.detail)}" if self.detail else "")
+            + f" [{self.method} {visible_text(self.path)}]"
         )
 
 

@@ -14,7 +14,10 @@ no retry at all, and no wait for the key's turn either: a caller asking one ques
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 
 # A server asking for more than this is treated as asking for this: a sync should fail clearly
 # rather than sleep for an hour.
@@ -44,11 +47,25 @@ def is_pacing(status: int, retry_after: float | None) -> bool:
     return status == 429 and retry_after is not None and retry_after >= 1
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds; HTTP-date values are rare for APIs and read as 'soon'."""
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds from ``now`` (the epoch time; the clock's by default).
+
+    RFC 9110 allows either delay-seconds or an HTTP-date. A date is honoured as the wait until it
+    (a date already past means now): read as "one second", a gateway that says "come back at
+    12:00:30" would be asked again and again until then, each refusal counted. Anything else
+    unreadable is read as "soon" (one second), as before.
+    """
     if not value:
         return None
+    text = value.strip()
     try:
-        return max(0.0, float(value.strip()))
+        return max(0.0, float(text))
     except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
         return 1.0
+    if when.tzinfo is None:  # every HTTP-date is GMT; the obsolete asctime form omits it
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -44,7 +44,9 @@ def key_audit(
             run_id=context.run.run_id,
         )
         land_audit(report, warehouse.warehouse())
-        rows = table_rows(warehouse.path, ["key_audit"])["key_audit"]
+        rows = table_rows(warehouse.path, ["key_audit"], lock_timeout_s=warehouse.lock_timeout_s)[
+            "key_audit"
+        ]
     by_severity = severity_counts(report)
     return MaterializeResult(
         metadata={

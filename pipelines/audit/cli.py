@@ -29,6 +29,7 @@ from pipelines.audit.scan import ScanPathError
 from pipelines.audit.severity import Severity
 from pipelines.audit.terminal import emit, render, visible
 from pipelines.settings import Settings
+from pipelines.warehouse.lock import WarehouseBusy
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MISSING_INVENTORY = (
@@ -42,6 +43,7 @@ _CANNOT_RUN = (
     AuditSecretError,
     BaselineError,
     AuditCrash,
+    WarehouseBusy,  # the history could not be landed: said as the lock's own line, not a crash
 )
 
 

@@ -11,6 +11,7 @@ would report a clean tree it never saw.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -117,15 +118,33 @@ class Tally:
 
 
 def check_roots(roots: Sequence[Path]) -> None:
-    """Refuse a path that does not exist; one that exists but cannot be read is scanned, and
-    the scan counts and lists it (a finding), rather than stopping the whole audit."""
+    """Refuse a path to scan that does not exist, is a symlink loop, or cannot be read at all.
+
+    Each was named by someone who expects it scanned: a scan that read nothing of it must not
+    pass as a clean one (a scheduled check would go green on a tree it never saw). What cannot
+    be read further down is a different matter: the scan goes on, and counts and lists it (a
+    finding). A folder is read at all when it can be both listed and entered (a folder with
+    read but no search permission lists names whose files cannot be opened).
+    """
     for root in roots:
         try:
-            os.stat(root)
+            st = os.stat(root)
+            if stat.S_ISDIR(st.st_mode):
+                with os.scandir(root):
+                    pass
+                os.stat(os.path.join(root, "."))  # needs search (x) permission on the folder
+            elif stat.S_ISREG(st.st_mode):
+                os.close(os.open(root, _OPEN_FLAGS))
         except (FileNotFoundError, NotADirectoryError):
             raise ScanPathError(f"scan path {root} does not exist") from None
-        except OSError:
-            continue
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                reason = "is a symlink loop (it never reaches a file or folder)"
+            else:
+                reason = f"cannot be read ({exc.strerror or exc})"
+            raise ScanPathError(
+                f"scan path {root} {reason}: nothing of it would be scanned"
+            ) from None
 
 
 def split_short(
@@ -207,6 +226,11 @@ def _walk(root: Path, tally: Tally) -> Iterator[tuple[Path, bool]]:
             path = folder / entry.name
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
+            except PermissionError:
+                # Listed but not searchable (read without execute permission): the folder is
+                # what cannot be read, counted once as a folder, not as each name it lists.
+                tally.unreadable_dirs.add(folder)
+                break
             except OSError:
                 tally.unreadable_files.add(path)
                 continue

@@ -164,7 +164,8 @@ def totals(report: AuditReport) -> list[str]:
         lines.append(
             f"scanned {stats.files_scanned} file(s); skipped {stats.skipped_binary} binary, "
             f"{stats.skipped_large} over {stats.max_file_bytes} bytes, "
-            f"{stats.skipped_unreadable} unreadable"
+            f"{stats.skipped_unreadable} unreadable file(s), "
+            f"{stats.skipped_unreadable_dirs} unreadable folder(s)"
         )
     return lines
 

@@ -52,7 +52,7 @@ class Finding:
 
 def findings(settings: Settings, account: str | None = None) -> list[Finding]:
     """Every hidden movement and breakdown mismatch of the latest reconciliations."""
-    with open_read_only(settings.warehouse) as con:
+    with open_read_only(settings.warehouse, settings.lock_timeout_s) as con:
         if "hidden_movements" not in table_names(con):
             raise UsageError("this warehouse predates acknowledgements: run `creditlens sync`")
         found = rows(con, f"{_MOVEMENTS} UNION ALL {_MISMATCHES} ORDER BY 1, 4, 2")

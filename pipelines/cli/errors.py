@@ -10,6 +10,7 @@ import typer
 
 from pipelines.api.errors import ApiError
 from pipelines.cli.runner import RunFailed
+from pipelines.visible_text import one_line
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.lock import WarehouseBusy
 
@@ -22,7 +23,9 @@ KNOWN = (ApiError, RunFailed, WarehouseError, WarehouseBusy, UsageError, OSError
 
 
 def fail(message: str, code: int = 1) -> None:
-    typer.echo(f"creditlens: error: {message}", err=True)
+    """The one place a command's error line is written: always one line, nothing in it able to
+    move the cursor, recolour or reverse the terminal (a server's detail can carry all three)."""
+    typer.echo(f"creditlens: error: {one_line(message)}", err=True)
     raise typer.Exit(code)
 
 

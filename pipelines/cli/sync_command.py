@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 from pipelines.account_checks import SEPARATOR, named_per_account
 from pipelines.account_work import AccountFailure, failures, succeeded
@@ -143,15 +142,14 @@ def resolve_range(
     return first, last
 
 
-def _read_or_nothing(
-    read: Callable[[Path, list[str]], dict[str, date]], settings: Settings
-) -> dict[str, date]:
+def _read_or_nothing(read: Callable[..., dict[str, date]], settings: Settings) -> dict[str, date]:
     """A per-account question to the warehouse; an absent or unreadable one knows nothing yet
     (the sync starts from the beginning, as on a first run)."""
     if not settings.warehouse.exists():
         return {}
     try:
-        return read(settings.warehouse, [a.name for a in settings.accounts])
+        names = [a.name for a in settings.accounts]
+        return read(settings.warehouse, names, lock_timeout_s=settings.lock_timeout_s)
     except WarehouseError:
         return {}
 

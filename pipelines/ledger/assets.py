@@ -161,7 +161,13 @@ def build_ledger_asset(
             landed = at_least_one(outcomes)
             if several:
                 wh.publish_analyst_copy()
-            days = ledger_days(warehouse.path, [a.name for a, _ in landed], first, last)
+            days = ledger_days(
+                warehouse.path,
+                [a.name for a, _ in landed],
+                first,
+                last,
+                lock_timeout_s=warehouse.lock_timeout_s,
+            )
         for account, result in landed:
             progress.report("ledger.done", result=result)
             context.log.info(f"{account.name}: {result.summary()}")

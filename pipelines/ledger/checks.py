@@ -66,8 +66,12 @@ def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
     ) -> Iterator[AssetCheckResult]:
         accounts = [a.name for a in platform_api.accounts()]
         with warehouse.step(context, "ledger_checks"):
-            counts = latest_sync_counts_of(warehouse.path, accounts)
-            duplicates = duplicate_entry_ids_of(warehouse.path, accounts)
+            counts = latest_sync_counts_of(
+                warehouse.path, accounts, lock_timeout_s=warehouse.lock_timeout_s
+            )
+            duplicates = duplicate_entry_ids_of(
+                warehouse.path, accounts, lock_timeout_s=warehouse.lock_timeout_s
+            )
         yield _invariant(accounts, counts)
         broken = sorted(a for a in accounts if duplicates[a])
         yield AssetCheckResult(

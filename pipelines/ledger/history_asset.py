@@ -107,7 +107,9 @@ def ledger_history(
         found = at_least_one(histories)
         wh = warehouse.warehouse()
         record_histories(wh, [h for _, h in found], context.run.run_id)
-        rows = table_rows(warehouse.path, ["ledger_history"])["ledger_history"]
+        rows = table_rows(
+            warehouse.path, ["ledger_history"], lock_timeout_s=warehouse.lock_timeout_s
+        )["ledger_history"]
     for _, history in found:
         context.log.info(f"history of {history.account}: {history.sentence()}")
     metadata = (

@@ -56,6 +56,9 @@ def _recorded(settings: Settings) -> tuple[dict[str, date], dict[str, date]]:
     copy = settings.open_warehouse().analyst_copy
     names = [a.name for a in settings.accounts]
     try:
-        return recorded_first_days(copy, names), first_synced_days(copy, names)
+        return (
+            recorded_first_days(copy, names, lock_timeout_s=settings.lock_timeout_s),
+            first_synced_days(copy, names, lock_timeout_s=settings.lock_timeout_s),
+        )
     except WarehouseError:
         return {}, {}

@@ -20,6 +20,7 @@ from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader
 from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
+from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.lock import measured_waits
 from pipelines.warehouse.writer import LandingResult, LedgerLanding, Warehouse
 
@@ -204,7 +205,14 @@ def _read_and_land(
             WindowJob(client.settings, w, account, run_id, owner.fetched_at, owner.directory)
             for w in windows
         ]
-        staged = stage_windows(jobs, client, processes=client.settings.processes, on_page=on_page)
+        try:
+            staged = stage_windows(
+                jobs, client, processes=client.settings.processes, on_page=on_page
+            )
+        except Exception as exc:  # polars and worker processes keep only the OS's words
+            if is_disk_full(exc):
+                raise disk_full(staging_root, "nothing was changed") from None
+            raise
         landing = LedgerLanding(
             account=account,
             run_id=run_id,

@@ -117,7 +117,7 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 options = reconcile_config.options(account)
                 results.append(reconcile_account(wh, account, options, context.run.run_id))
             wh.publish_analyst_copy()
-            rows = table_rows(wh.path, OUTPUTS)
+            rows = table_rows(wh.path, OUTPUTS, lock_timeout_s=wh.lock_timeout_s)
         summaries = [ReconciliationSummary.of(result) for result in results]
         for output in OUTPUTS:
             if len(summaries) == 1:

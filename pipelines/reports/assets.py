@@ -44,7 +44,13 @@ def reports(
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
     with warehouse.step(context, "reports"):
-        result = build_site(warehouse.path, reports_config.out_dir, account=None, month=month)
+        result = build_site(
+            warehouse.path,
+            reports_config.out_dir,
+            account=None,
+            month=month,
+            lock_timeout_s=warehouse.lock_timeout_s,
+        )
     for notice in result.notices:
         context.log.warning(notice)
     return MaterializeResult(

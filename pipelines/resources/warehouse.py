@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import AssetCheckExecutionContext, AssetExecutionContext
-from pydantic import Field
 
 from pipelines import progress
 from pipelines.failures import failing_clearly
@@ -27,20 +26,19 @@ WAREHOUSE_POOL = "warehouse"
 
 
 class WarehouseResource(SettingsResource):
-    lock_timeout_s: float | None = Field(
-        default=None,
-        gt=0,
-        description="Seconds a write waits for the warehouse's lock (default: "
-        "CREDITLENS_LOCK_TIMEOUT_S).",
-    )
+    """How long a step waits for the warehouse's lock is CREDITLENS_LOCK_TIMEOUT_S, as for the
+    CLI: one setting, no second copy here to disagree with it."""
 
     @property
     def path(self) -> Path:
         return self.settings().warehouse
 
     def warehouse(self) -> Warehouse:
-        timeout = self.lock_timeout_s or self.settings().lock_timeout_s
-        return self.settings().open_warehouse(timeout)
+        return self.settings().open_warehouse()
+
+    @property
+    def lock_timeout_s(self) -> float:
+        return self.settings().lock_timeout_s
 
     def staging_root(self) -> Path:
         return self.settings().staging_root

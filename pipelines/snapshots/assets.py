@@ -75,7 +75,9 @@ def _snapshot_asset(endpoint: SnapshotEndpoint) -> AssetsDefinition:
                     context.log.warning(f"{result.account}: {result.warning}")
             if any(result.stored for _, result in done):  # else the copy is still current
                 wh.publish_analyst_copy()
-            rows = table_rows(wh.path, [endpoint.table])[endpoint.table]
+            rows = table_rows(wh.path, [endpoint.table], lock_timeout_s=wh.lock_timeout_s)[
+                endpoint.table
+            ]
         if len(outcomes) == 1:
             return MaterializeResult(metadata={**done[0][1].metadata(), **row_count(rows)})
         for _, result in done:

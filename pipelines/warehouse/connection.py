@@ -12,12 +12,12 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipelines.warehouse.disk import disk_full, is_disk_full
+from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 
-
-class WarehouseError(RuntimeError):
-    """The warehouse file cannot be used; the message names the file and the cause."""
+__all__ = ["WarehouseError", "connect", "frame", "migrate", "open_for_write", "transaction"]
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -91,21 +91,43 @@ def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         con.execute("SET TimeZone = 'UTC'")  # TIMESTAMPTZ reads back as UTC, not the host's zone
         return con
     except (duckdb.Error, OSError) as exc:
+        if is_disk_full(exc):
+            raise disk_full(path, "nothing was changed") from None
         raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
 
 
 @contextmanager
-def open_for_write(
-    path: Path, lock_timeout_s: float = 600.0
-) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_for_write(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The one writer's connection. A disk that fills is one line (pipelines/warehouse/disk.py):
+    before COMMIT returns, DuckDB has rolled the write back; at the CHECKPOINT after it, what was
+    committed is safe in DuckDB's log and is merged into the file when the file is next opened
+    with room to spare."""
     with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
         con = connect(path, read_only=False)
         try:
-            migrate(con)
-            yield con
-            con.execute("CHECKPOINT")
+            try:
+                migrate(con)
+                yield con
+            except (duckdb.Error, OSError) as exc:
+                if is_disk_full(exc):
+                    raise disk_full(path, "nothing was changed") from None
+                raise
+            try:
+                con.execute("CHECKPOINT")
+            except duckdb.Error as exc:
+                if is_disk_full(exc):
+                    raise disk_full(path, _committed_to_log(path)) from None
+                raise
         finally:
             con.close()
+
+
+def _committed_to_log(path: Path) -> str:
+    return (
+        f"this write is committed to {path.name}.wal (DuckDB's log) but not yet merged into "
+        f"{path.name}, which happens at the next write with room, and the analyst copy is not "
+        "republished until then"
+    )
 
 
 def frame(

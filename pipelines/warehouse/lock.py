@@ -219,7 +219,7 @@ def _acquire(fd: int, path: Path, mode: int, timeout_s: float) -> None:
 
 
 @contextmanager
-def file_lock(path: Path, *, exclusive: bool, timeout_s: float = 600.0) -> Iterator[None]:
+def file_lock(path: Path, *, exclusive: bool, timeout_s: float) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pipelines.failpoints import failpoint
 from pipelines.processes import process_alive
-from pipelines.warehouse.connection import WarehouseError
+from pipelines.warehouse.disk import DiskFull, free_bytes, size_text
+from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import file_lock
 
 
@@ -29,10 +30,25 @@ def publish_analyst_copy(path: Path, target: Path, lock_timeout_s: float) -> Pat
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _sweep_partials(target)
+        _check_room(path, target)
         _copy_then_rename(path, partial, target, lock_timeout_s)
     except OSError as exc:
         raise WarehouseError(_failure(target, partial, exc)) from None
     return target
+
+
+def _check_room(path: Path, target: Path) -> None:
+    """Refuse before writing a byte when the copy cannot fit: the new copy is written whole
+    beside the old one, so its folder needs free space the size of the warehouse file. Found out
+    by the copy instead, it is a disk filled to the last byte under everyone else on it."""
+    needed = path.stat().st_size
+    free = free_bytes(target.parent)
+    if free is not None and free < needed:
+        raise DiskFull(
+            f"cannot publish the analyst copy {target}: it needs {size_text(needed)} free "
+            f"and {target.parent} has {size_text(free)} free; the warehouse itself is written, "
+            "and the previous analyst copy stays until there is room"
+        )
 
 
 def _copy_then_rename(path: Path, partial: Path, target: Path, lock_timeout_s: float) -> None:

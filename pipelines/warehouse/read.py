@@ -44,7 +44,9 @@ QueryError = duckdb.Error
 
 
 @contextmanager
-def open_read_only(path: Path, lock_timeout_s: float = 600.0) -> Iterator[ReadConnection]:
+def open_read_only(path: Path, lock_timeout_s: float) -> Iterator[ReadConnection]:
+    """``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S (``Settings.lock_timeout_s``), the one
+    source of every wait for the warehouse's lock; readers take it from their caller."""
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
     with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
@@ -72,9 +74,11 @@ def table_names(con: ReadConnection) -> set[str]:
 _IN = "account IN (SELECT unnest(?::VARCHAR[]))"
 
 
-def last_synced_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+def last_synced_days(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, date]:
     """The last UTC day a finished sync of each account covered; absent before its first."""
-    with open_read_only(path) as con:
+    with open_read_only(path, lock_timeout_s) as con:
         if "sync_runs" not in table_names(con):
             return {}
         found = rows(
@@ -85,9 +89,9 @@ def last_synced_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
     return {account: day for account, day in found if day is not None}
 
 
-def last_synced_day(path: Path, account: str) -> date | None:
+def last_synced_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
     """The last UTC day a finished sync of ``account`` covered; None before the first."""
-    return last_synced_days(path, [account]).get(account)
+    return last_synced_days(path, [account], lock_timeout_s=lock_timeout_s).get(account)
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ class SyncCounts:
     quarantined: int
 
 
-def latest_sync_counts_of(path: Path, accounts: Sequence[str]) -> dict[str, SyncCounts]:
-    with open_read_only(path) as con:
+def latest_sync_counts_of(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, SyncCounts]:
+    with open_read_only(path, lock_timeout_s) as con:
         found = rows(
             con,
             "SELECT account, arg_max(run_id, finished_at), arg_max(entries_fetched, finished_at), "
@@ -112,14 +118,16 @@ def latest_sync_counts_of(path: Path, accounts: Sequence[str]) -> dict[str, Sync
     return {row[0]: SyncCounts(*row[1:]) for row in found}
 
 
-def latest_sync_counts(path: Path, account: str) -> SyncCounts | None:
-    return latest_sync_counts_of(path, [account]).get(account)
+def latest_sync_counts(path: Path, account: str, *, lock_timeout_s: float) -> SyncCounts | None:
+    return latest_sync_counts_of(path, [account], lock_timeout_s=lock_timeout_s).get(account)
 
 
-def duplicate_entry_ids_of(path: Path, accounts: Sequence[str]) -> dict[str, int]:
+def duplicate_entry_ids_of(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, int]:
     """Per account, how many rows repeat an (account, entry_id): zero while the identity rule
     holds (an account with no rows has none)."""
-    with open_read_only(path) as con:
+    with open_read_only(path, lock_timeout_s) as con:
         found = dict(
             rows(
                 con,
@@ -131,16 +139,18 @@ def duplicate_entry_ids_of(path: Path, accounts: Sequence[str]) -> dict[str, int
     return {account: int(found.get(account, 0)) for account in accounts}
 
 
-def duplicate_entry_ids(path: Path, account: str) -> int:
-    return duplicate_entry_ids_of(path, [account])[account]
+def duplicate_entry_ids(path: Path, account: str, *, lock_timeout_s: float) -> int:
+    return duplicate_entry_ids_of(path, [account], lock_timeout_s=lock_timeout_s)[account]
 
 
-def recorded_first_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+def recorded_first_days(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, date]:
     """The first day history discovery found for each account; absent before any discovery."""
     if not path.exists():
         return {}
     try:
-        with open_read_only(path, lock_timeout_s=5.0) as con:
+        with open_read_only(path, lock_timeout_s) as con:
             if "ledger_history" not in table_names(con):
                 return {}
             found = rows(
@@ -154,19 +164,21 @@ def recorded_first_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
     return dict(found)
 
 
-def recorded_first_day(path: Path, account: str) -> date | None:
+def recorded_first_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
     """The first day history discovery found for ``account``; None before any discovery."""
-    return recorded_first_days(path, [account]).get(account)
+    return recorded_first_days(path, [account], lock_timeout_s=lock_timeout_s).get(account)
 
 
-def histories_cut_short(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+def histories_cut_short(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, date]:
     """Accounts whose latest history discovery was decided by the older rule's "opens at zero"
     (it stopped at an empty window, which a quiet period at zero also shows), with the first day
     it recorded: they are probed again, once, since what preceded the silence may be missing."""
     if not path.exists():
         return {}
     try:
-        with open_read_only(path, lock_timeout_s=5.0) as con:
+        with open_read_only(path, lock_timeout_s) as con:
             if "ledger_history" not in table_names(con):
                 return {}
             found = rows(
@@ -181,13 +193,15 @@ def histories_cut_short(path: Path, accounts: Sequence[str]) -> dict[str, date]:
     return {account: day for account, day in found if day is not None}
 
 
-def first_synced_days(path: Path, accounts: Sequence[str]) -> dict[str, date]:
+def first_synced_days(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, date]:
     """The first UTC day any finished sync of each account covered (a ``--since`` may reach
     before the discovered first day): the ledger's partitions must cover it."""
     if not path.exists():
         return {}
     try:
-        with open_read_only(path, lock_timeout_s=5.0) as con:
+        with open_read_only(path, lock_timeout_s) as con:
             if "sync_runs" not in table_names(con):
                 return {}
             found = rows(

@@ -24,15 +24,15 @@ class DayRows:
     quarantined: int = 0
 
 
-def table_rows(path: Path, tables: Iterable[str]) -> dict[str, int]:
+def table_rows(path: Path, tables: Iterable[str], *, lock_timeout_s: float) -> dict[str, int]:
     """Rows of each table that exists (all accounts: the asset is the table)."""
-    with open_read_only(path) as con:
+    with open_read_only(path, lock_timeout_s) as con:
         present = table_names(con)
         return {t: count(con, f"SELECT count(*) FROM {t}") for t in tables if t in present}
 
 
 def ledger_days(
-    path: Path, accounts: str | Sequence[str], first: date, last: date
+    path: Path, accounts: str | Sequence[str], first: date, last: date, *, lock_timeout_s: float
 ) -> dict[date, DayRows]:
     """Each day of ``first..last`` with what the accounts' ledgers and quarantine hold of it,
     summed over the accounts: a day's partition is every account's day."""
@@ -41,7 +41,7 @@ def ledger_days(
         "SELECT entry_day, count(*) FROM {} WHERE account IN (SELECT unnest(?::VARCHAR[])) "
         "AND entry_day BETWEEN ? AND ? GROUP BY entry_day"
     )
-    with open_read_only(path) as con:
+    with open_read_only(path, lock_timeout_s) as con:
         entries = dict(rows(con, sql.format("ledger_entries"), [names, first, last]))
         quarantined = dict(rows(con, sql.format("quarantine"), [names, first, last]))
     return {

@@ -31,8 +31,10 @@ __all__ = [
 
 class Warehouse:
     def __init__(
-        self, path: Path, analyst_copy: Path | None = None, lock_timeout_s: float = 600.0
+        self, path: Path, analyst_copy: Path | None = None, *, lock_timeout_s: float
     ) -> None:
+        """``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S, passed by its one reader
+        (``Settings.open_warehouse``); no default, so no caller can quietly wait another time."""
         self.path = Path(path)
         self.analyst_copy = (
             Path(analyst_copy) if analyst_copy else publish.default_analyst_copy(self.path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,9 @@ import pytest
 
 from pipelines.audit import key_fingerprint, last4
 from pipelines.audit.cli import MISSING_INVENTORY
-from pipelines.audit.report import AuditReport, severity_counts
+from pipelines.audit.report import AuditReport, ScanStats, severity_counts
 from pipelines.audit.run import run_audit
-from pipelines.audit.terminal import render, visible
+from pipelines.audit.terminal import render, totals, visible
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_cli_helpers import assert_no_key, one_error_line, run_cli, write
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
@@ -134,6 +135,25 @@ def test_errors_are_one_line_and_exit_2(estate: dict, tmp_path: Path, name: str)
     line = one_error_line(result)
     assert line == f"creditlens: error: scan path {visible(missing)} does not exist"
     assert result.stdout == ""
+
+
+def test_a_scan_path_that_loops_is_exit_2_not_a_clean_scan(estate: dict, tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    os.symlink(tmp_path / "loop2", loop)
+    os.symlink(loop, tmp_path / "loop2")
+    result = run_cli([*estate["base"], "--scan", str(loop)], estate["env"])
+    line = one_error_line(result)
+    assert f"scan path {loop} is a symlink loop" in line and "nothing of it" in line
+
+
+def test_the_totals_count_unreadable_files_and_folders_both() -> None:
+    stats = ScanStats(
+        roots=("/r",), files_scanned=3, skipped_unreadable=1, skipped_unreadable_dirs=2
+    )
+    report = AuditReport(
+        run_id="r", audited_at=datetime.now(UTC), inventory="i.toml", keys=(), scan=stats
+    )
+    assert "1 unreadable file(s), 2 unreadable folder(s)" in totals(report)[-1]
 
 
 def test_bad_inventory_fail_on_and_baseline_are_one_line_errors(

@@ -135,7 +135,7 @@ def test_exit_code_thresholds() -> None:
 def test_rows_land_in_a_real_duckdb_table(tmp_path: Path) -> None:
     rows = sample().rows()
     path = tmp_path / "w.duckdb"
-    Warehouse(path).append("key_audit", rows)
+    Warehouse(path, lock_timeout_s=60).append("key_audit", rows)
     with duckdb.connect(str(path)) as con:
         columns = [c[0] for c in con.execute("DESCRIBE key_audit").fetchall()]
         assert list(rows[0]) == columns
@@ -176,7 +176,7 @@ def test_finding_rows_land_one_per_location_in_a_real_duckdb_table(tmp_path: Pat
     tables = sample().tables()
     assert set(tables) == {"key_audit", "key_audit_findings"}
     path = tmp_path / "w.duckdb"
-    warehouse = Warehouse(path)
+    warehouse = Warehouse(path, lock_timeout_s=60)
     for table, rows in tables.items():
         warehouse.append(table, rows)
     findings = tables["key_audit_findings"]

@@ -11,14 +11,14 @@ import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from pipelines.api.redact import needles
 from pipelines.audit.report import ScanStats
-from pipelines.audit.scan import RawHit, scan
+from pipelines.audit.scan import RawHit, ScanPathError, scan
 
 KEY = "sk_live_4f9c+2a7e/1b3d=5f6a8c0e2b4d6f8a1c3e"
 NOBODY = 65534
@@ -158,10 +158,18 @@ def scan_without_privileges(*roots: Path) -> tuple[list[RawHit], ScanStats]:
     """Scan as the user ``nobody`` in a forked child: as root, mode 000 does not stop reads.
 
     A fork (not a new interpreter) because the interpreter may live in root's home, which
-    ``nobody`` cannot execute.
+    ``nobody`` cannot execute. A ScanPathError in the child is raised here again.
     """
     if os.geteuid() != 0:
         return scan(list(roots), {"k": needles(KEY)})
+    outcome = _as_nobody(lambda: scan(list(roots), {"k": needles(KEY)}))
+    if isinstance(outcome, ScanPathError):
+        raise outcome
+    return outcome
+
+
+def _as_nobody(work: Callable[[], object]) -> object:
+    """What ``work`` returns, or the ScanPathError it raises, run as ``nobody``."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never return into pytest
@@ -171,7 +179,11 @@ def scan_without_privileges(*roots: Path) -> tuple[list[RawHit], ScanStats]:
             os.setgroups([])
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-            payload = pickle.dumps(scan(list(roots), {"k": needles(KEY)}))
+            try:
+                result = work()
+            except ScanPathError as exc:
+                result = exc
+            payload = pickle.dumps(result)
             with os.fdopen(write_end, "wb") as out:
                 out.write(payload)
             status = 0
@@ -208,11 +220,42 @@ def test_unreadable_files_and_folders_are_counted_and_listed(shared_tree: Path) 
     assert stat.S_IMODE(locked_file.stat().st_mode) == 0  # nothing was changed to read it
 
 
-def test_a_root_that_cannot_be_reached_is_counted_not_fatal(shared_tree: Path) -> None:
+def test_a_root_that_cannot_be_read_at_all_is_refused_not_scanned_as_clean(
+    shared_tree: Path,
+) -> None:
+    """A scan path someone named that the audit cannot read (a locked folder, a file behind one,
+    a folder it may list but not enter) scans nothing: ScanPathError, exit 2 in the CLI."""
     locked_dir = shared_tree / "locked"
     locked_dir.mkdir()
     (locked_dir / "hidden.env").write_text(f"k={KEY}\n")
+    unenterable = shared_tree / "listed-only"
+    unenterable.mkdir()
+    (unenterable / "inside.env").write_text(f"k={KEY}\n")
     locked_dir.chmod(0)
-    hits, stats = scan_without_privileges(locked_dir / "hidden.env")
-    assert hits == []
-    assert stats.unreadable_files == (str(locked_dir / "hidden.env"),)
+    unenterable.chmod(0o644)  # read without search: names listed, nothing opened
+    for root in (locked_dir, locked_dir / "hidden.env", unenterable):
+        with pytest.raises(ScanPathError, match="cannot be read") as refused:
+            scan_without_privileges(root)
+        assert str(root) in str(refused.value) and "nothing of it" in str(refused.value)
+
+
+def test_a_folder_listed_but_not_entered_below_a_root_is_one_unreadable_folder(
+    shared_tree: Path,
+) -> None:
+    (shared_tree / "ok.env").write_text(f"k={KEY}\n")
+    unenterable = shared_tree / "listed-only"
+    unenterable.mkdir()
+    for name in ("a.env", "b.env"):
+        (unenterable / name).write_text(f"k={KEY}\n")
+    unenterable.chmod(0o644)
+    hits, stats = scan_without_privileges(shared_tree)
+    assert [h.path.name for h in hits] == ["ok.env"]
+    assert stats.unreadable_dirs == (str(unenterable),) and stats.skipped_unreadable_dirs == 1
+    assert stats.skipped_unreadable == 0  # not its two files, which were never in reach
+
+
+def test_a_scan_path_that_is_a_symlink_loop_is_refused(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)  # resolves to itself: ELOOP for root as for anyone
+    with pytest.raises(ScanPathError, match="symlink loop"):
+        scan([loop], {"k": needles(KEY)})

@@ -28,7 +28,7 @@ def _warehouse(path: Path) -> Path:
     offsets = [timedelta(days=i // 10, hours=hours[i % 10]) for i in range(n)]
     amounts = [Decimal(-1 - i % 3) if i % 7 else Decimal(25) for i in range(n)]
     chain = Chain(amounts, offsets, gaps={40: Decimal("0.5"), 77: Decimal(-2)})
-    warehouse = Warehouse(path)
+    warehouse = Warehouse(path, lock_timeout_s=60)
     land_ledger(warehouse, ledger_frame(chain))
     land_snapshots(warehouse, "acme", balance=Decimal(1), period=None)
     return path

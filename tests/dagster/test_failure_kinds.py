@@ -61,7 +61,7 @@ def test_a_lock_held_past_the_timeout_fails_the_step_naming_its_holder(
     defs = build_definitions(settings)
     with (
         holding_for("held-by-the-test", "a long write"),
-        file_lock(settings.warehouse, exclusive=True),
+        file_lock(settings.warehouse, exclusive=True, timeout_s=60),
         pytest.raises(RunFailed) as caught,
     ):
         run_job(defs, "snapshot_sync", dagster_instance)

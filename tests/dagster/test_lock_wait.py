@@ -31,7 +31,7 @@ def test_a_held_lock_is_reported_with_its_holder_and_kept_out_of_fetch_time(
     command = [sys.executable, "-m", "pipelines.cli", "sync", "--since", day, "--until", day]
     with (
         holding_for("held-by-the-test", "a long write"),
-        file_lock(settings.warehouse, exclusive=True),
+        file_lock(settings.warehouse, exclusive=True, timeout_s=60),
     ):
         child = subprocess.Popen(
             command, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

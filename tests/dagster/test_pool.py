@@ -65,7 +65,7 @@ def test_a_second_writer_waits_in_the_queue_on_the_warehouse_pool(
     assert dagster_instance.event_log_storage.get_pool_limits()[0].name == WAREHOUSE_POOL
 
     outcome: list[RunOutcome] = []
-    with file_lock(settings.warehouse, exclusive=True):
+    with file_lock(settings.warehouse, exclusive=True, timeout_s=60):
         first = threading.Thread(
             target=lambda: outcome.append(run_job(defs, "snapshot_sync", dagster_instance))
         )

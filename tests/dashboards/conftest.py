@@ -27,7 +27,7 @@ class Built:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     root = tmp_path_factory.mktemp("report")
     fixture = build_warehouse(root / "warehouse.duckdb")
-    return Built(fixture, build_site(fixture.path, root / "site"))
+    return Built(fixture, build_site(fixture.path, root / "site", lock_timeout_s=60))
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

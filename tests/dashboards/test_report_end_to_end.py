@@ -43,7 +43,7 @@ def test_synced_warehouse_gives_a_faithful_report(
     synced: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
     s, settings = synced
-    site = build_site(settings.warehouse, tmp_path / "reports")
+    site = build_site(settings.warehouse, tmp_path / "reports", lock_timeout_s=60)
     assert site.accounts == (s.company,)
     truth = s.sim.truth(s.company)
 
@@ -83,7 +83,7 @@ def test_synced_report_renders_clean_in_chromium(
     synced: tuple[Simulated, Settings], chromium: Chromium, tmp_path: Path
 ) -> None:
     s, settings = synced
-    site = build_site(settings.warehouse, tmp_path / "reports")
+    site = build_site(settings.warehouse, tmp_path / "reports", lock_timeout_s=60)
     campaigns = site.out_dir / paths.dimension_index(s.company, "campaign_id")
     for page in (site.index_html, site.overviews[s.company], campaigns):
         events = chromium.open(Path(page).as_uri())

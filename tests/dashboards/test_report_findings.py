@@ -168,7 +168,7 @@ def test_a_warehouse_from_before_finding_ids_still_shows_its_findings(
         [*MISREPORTED, MAIN],
     )
     con.close()
-    site = build_site(warehouse, tmp_path / "site", account=MAIN)
+    site = build_site(warehouse, tmp_path / "site", account=MAIN, lock_timeout_s=60)
     assert any("before findings had ids" in n for n in site.notices)
     reader = read_page(site.out_dir / paths.reconciliation(MAIN))
     movements = reader.exact(MOVEMENTS)

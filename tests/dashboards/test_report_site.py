@@ -197,7 +197,7 @@ def test_reconciliation_page_says_so_when_there_are_no_breaks(built: Built, tmp_
     con = duckdb.connect(str(warehouse))
     con.execute("DELETE FROM balance_breaks")
     con.close()
-    site = build_site(warehouse, tmp_path / "site", account=SECOND)
+    site = build_site(warehouse, tmp_path / "site", account=SECOND, lock_timeout_s=60)
     text = (site.out_dir / paths.reconciliation(SECOND)).read_text(encoding="utf-8")
     assert "No breaks: every balance change is explained" in text
 
@@ -251,41 +251,47 @@ def test_key_audit_of_an_older_run_says_its_findings_were_not_recorded(
     con = duckdb.connect(str(warehouse))
     con.execute("DELETE FROM key_audit_findings")
     con.close()
-    site = build_site(warehouse, tmp_path / "site", account=SECOND)
+    site = build_site(warehouse, tmp_path / "site", account=SECOND, lock_timeout_s=60)
     text = (site.out_dir / paths.KEY_AUDIT).read_text(encoding="utf-8")
     assert "The findings of 2 key(s) were not recorded" in text
     assert "No finding in the latest audit of any key." in text
 
 
 def test_account_and_month_choose_what_the_report_is_about(built: Built, tmp_path: Path) -> None:
-    site = build_site(built.fixture.path, tmp_path / "one", account=MAIN, month=date(2026, 2, 14))
+    site = build_site(
+        built.fixture.path,
+        tmp_path / "one",
+        account=MAIN,
+        month=date(2026, 2, 14),
+        lock_timeout_s=60,
+    )
     assert site.accounts == (MAIN,)
     assert site.report_months == {MAIN: date(2026, 2, 1)}
     assert not (site.out_dir / paths.account_dir(SECOND)).exists()
     with pytest.raises(ReportError, match="no data for account 'nobody'"):
-        build_site(built.fixture.path, tmp_path / "two", account="nobody")
+        build_site(built.fixture.path, tmp_path / "two", account="nobody", lock_timeout_s=60)
 
 
 def test_a_rebuild_replaces_the_site_and_a_foreign_directory_is_refused(
     built: Built, tmp_path: Path
 ) -> None:
     out = tmp_path / "site"
-    build_site(built.fixture.path, out, account=SECOND)
+    build_site(built.fixture.path, out, account=SECOND, lock_timeout_s=60)
     stale = out / "accounts" / "stale.html"
     stale.write_text("old")
-    build_site(built.fixture.path, out, account=SECOND)
+    build_site(built.fixture.path, out, account=SECOND, lock_timeout_s=60)
     assert not stale.exists()
     foreign = tmp_path / "home"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("precious")
     with pytest.raises(ReportError, match="not a creditlens site"):
-        build_site(built.fixture.path, foreign)
+        build_site(built.fixture.path, foreign, lock_timeout_s=60)
     assert (foreign / "thesis.tex").read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "site"]
 
 
 def test_an_empty_warehouse_gives_a_site_that_says_so(tmp_path: Path) -> None:
-    site = build_site(empty_warehouse(tmp_path / "w.duckdb"), tmp_path / "site")
+    site = build_site(empty_warehouse(tmp_path / "w.duckdb"), tmp_path / "site", lock_timeout_s=60)
     assert site.accounts == () and site.pages == (site.index_html,)
     assert "holds no account data yet" in site.index_html.read_text(encoding="utf-8")
 
@@ -297,7 +303,7 @@ def test_an_older_warehouse_without_reconciliation_tables_is_named(
     con = duckdb.connect(str(path))
     migrate(con, up_to=2)
     con.close()
-    site = build_site(path, tmp_path / "site")
+    site = build_site(path, tmp_path / "site", lock_timeout_s=60)
     assert any("no reconciliation tables yet" in n for n in site.notices)
 
 
@@ -314,7 +320,7 @@ def test_page_size_follows_days_and_values_not_entries(built: Built, tmp_path: P
         "chain_position + i * 1000000 AS chain_position) FROM ledger_chain c, range(1, 10) t(i)"
     )
     con.close()
-    bigger = build_site(warehouse, tmp_path / "site", account=MAIN)
+    bigger = build_site(warehouse, tmp_path / "site", account=MAIN, lock_timeout_s=60)
     for page in (
         paths.dimension_page(MAIN, "agent_id", "agt_alpha"),
         paths.dimension_index(MAIN, "campaign_id"),

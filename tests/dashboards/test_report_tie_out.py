@@ -185,7 +185,7 @@ def test_a_platform_balance_read_after_the_reconciliation_shows_its_difference(
         "UPDATE consumption_snapshots SET balance = balance + 7.125 WHERE account = ?", [MAIN]
     )
     con.close()
-    site = build_site(warehouse, tmp_path / "site", account=MAIN)
+    site = build_site(warehouse, tmp_path / "site", account=MAIN, lock_timeout_s=60)
     reader = read_page(site.index_html)
     (row,) = reader.exact("Accounts in this report")
     assert money(row["Difference (platform - ledger)"]) == Decimal("7.125")
@@ -226,7 +226,7 @@ def test_a_plan_that_stopped_granting_runs_out_on_the_day_the_projection_reaches
     assert days == 28
     per_day = (burned / 28).quantize(Decimal("0.000001"))
     reach = next(n for n in range(1, 366) if balance - n * per_day <= 0)
-    site = build_site(warehouse, tmp_path / "site", account=MAIN)
+    site = build_site(warehouse, tmp_path / "site", account=MAIN, lock_timeout_s=60)
     text = read_page(site.out_dir / paths.overview(MAIN)).text
     assert "none assumed: status Cancelled does not grant" in text
     assert f"Runs out {as_of + timedelta(days=reach)} ({reach:,} days after {as_of})" in text

@@ -191,7 +191,7 @@ def build_warehouse(path: Path) -> Fixture:
         granted=False,
     )
     ledgers = {MAIN: main, SECOND: second}
-    warehouse = Warehouse(path)
+    warehouse = Warehouse(path, lock_timeout_s=60)
     warehouse.ensure()
     for ledger in ledgers.values():
         land_ledger(warehouse, _frame(ledger), run_id=RUN, fetched_at=FETCHED)
@@ -362,7 +362,7 @@ def audit_findings() -> AuditReport:
 
 
 def empty_warehouse(path: Path) -> Path:
-    Warehouse(path).ensure()
+    Warehouse(path, lock_timeout_s=60).ensure()
     return path
 
 

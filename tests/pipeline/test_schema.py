@@ -25,7 +25,7 @@ def test_an_older_warehouse_upgrades_in_place(tmp_path: Path) -> None:
         "'run', now(), DATE '2025-01-01', DATE '2025-01-01', 1, 0)"
     )
     con.close()
-    Warehouse(path).ensure()
+    Warehouse(path, lock_timeout_s=60).ensure()
     con = duckdb.connect(str(path), read_only=True)
     try:
         versions = [
@@ -45,7 +45,7 @@ def test_an_older_warehouse_upgrades_in_place(tmp_path: Path) -> None:
 
 def test_every_table_view_and_column_has_a_comment(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
-    Warehouse(path).ensure()
+    Warehouse(path, lock_timeout_s=60).ensure()
     con = duckdb.connect(str(path), read_only=True)
     try:
         undocumented = con.execute(

@@ -43,7 +43,7 @@ def _sync(s: Simulated, tmp: Path, processes: int, **over: object) -> LedgerSync
     with PlatformClient(settings) as client:
         return sync_ledger(
             client,
-            Warehouse(tmp / "warehouse.duckdb"),
+            Warehouse(tmp / "warehouse.duckdb", lock_timeout_s=60),
             account=s.company,
             first=s.first_day,
             last=s.today,

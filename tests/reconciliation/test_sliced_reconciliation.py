@@ -74,7 +74,7 @@ PERIOD = (T0 + timedelta(days=1), T0 + timedelta(days=3))
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
     """One file for the module: each example reconciles an account of its own."""
     path = Path(tmp_path_factory.mktemp("sliced")) / "warehouse.duckdb"
-    wh = Warehouse(path)
+    wh = Warehouse(path, lock_timeout_s=60)
     wh.ensure()
     yield wh
 

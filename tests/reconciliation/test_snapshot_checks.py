@@ -38,7 +38,9 @@ ITEMS = [
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
-    wh = Warehouse(Path(tmp_path_factory.mktemp("snapshots")) / "warehouse.duckdb")
+    wh = Warehouse(
+        Path(tmp_path_factory.mktemp("snapshots")) / "warehouse.duckdb", lock_timeout_s=60
+    )
     wh.ensure()
     yield wh
 

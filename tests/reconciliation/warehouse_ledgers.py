@@ -214,7 +214,7 @@ def land_and_reconcile(
 def derived_tables(warehouse: Warehouse, account: str, run_id: str) -> dict[str, list[Any]]:
     """Everything a reconciliation wrote for `account`, in a canonical order."""
     found: dict[str, list[Any]] = {}
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
         for table, sql in DERIVED_QUERIES.items():
             params = [account, run_id] if table == "reconciliation_runs" else [account]
             found[table] = con.execute(sql, params).fetchall()
@@ -251,7 +251,7 @@ def _wire_entry(row: dict[str, Any]) -> str:
 
 
 def _landed_ids(warehouse: Warehouse, account: str, run_id: str) -> dict[Place, str]:
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
         rows = con.execute(
             "SELECT window_start, page_number, page_position, entry_id FROM ledger_entries "
             "WHERE account = ? AND run_id = ?",

@@ -79,7 +79,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Report]:
             env.setenv(name, value)
         settings = Settings.from_env()
         run_sync(settings, "2026-11-01", "2026-11-22")
-    site = build_site(settings.warehouse, tmp / "site", month=date(2026, 11, 1))
+    site = build_site(settings.warehouse, tmp / "site", month=date(2026, 11, 1), lock_timeout_s=60)
     files = [*site.pages, *site.downloads]
     yield Report(site, {str(p.relative_to(site.out_dir)): p.read_text() for p in files})
 

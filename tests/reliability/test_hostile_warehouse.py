@@ -81,7 +81,7 @@ def _where(warehouse: Path) -> dict[int, list[str]]:
 
 
 def test_overlapping_syncs_keep_each_entry_once_and_decide_it_alike(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
     decided: dict[int, str] = {}
     covered: set[int] = set()
     with HostileServer() as server:
@@ -132,7 +132,7 @@ def test_the_migration_names_and_deduplicates_an_older_quarantine(tmp_path: Path
     ):
         con.execute(row.format(day, day, day), [ACCOUNT, run, position, raw])
     con.close()
-    Warehouse(path).ensure()
+    Warehouse(path, lock_timeout_s=60).ensure()
     rows = table(
         path,
         "SELECT run_id, raw_json, fingerprint, occurrence, quarantine_id FROM quarantine "
@@ -152,7 +152,7 @@ def test_the_migration_names_and_deduplicates_an_older_quarantine(tmp_path: Path
 def test_a_full_disk_while_publishing_leaves_no_partial_copy_and_names_the_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
     warehouse.ensure()  # creates the warehouse and a first analyst copy
     before = warehouse.analyst_copy.read_bytes()
     real_copy = shutil.copyfile
@@ -185,7 +185,7 @@ WIDE_LIMIT = "8MB"
 
 
 def test_wide_descriptions_land_and_reconcile_within_the_memory_limit(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
     with HostileServer() as server:
         server.entries = [
             entry(
@@ -209,7 +209,7 @@ def test_wide_descriptions_land_and_reconcile_within_the_memory_limit(tmp_path: 
 def test_quarantine_rows_are_counted_once_per_fetch(tmp_path: Path) -> None:
     """Two genuinely identical rejects in one read are two rows, numbered 1 and 2, and a rerun
     keeps two: the identity counts receptions within a read, it does not merge them."""
-    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
     with HostileServer() as server:
         same = entry(f"{NOV}21T11:00:00Z", '"abc"', "1")
         server.entries = [same, same]

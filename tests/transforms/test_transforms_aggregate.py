@@ -94,7 +94,9 @@ FROM daily GROUP BY ALL ORDER BY account, month
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
     """One file for the module: each example lands accounts of its own."""
-    wh = Warehouse(Path(tmp_path_factory.mktemp("statements")) / "warehouse.duckdb")
+    wh = Warehouse(
+        Path(tmp_path_factory.mktemp("statements")) / "warehouse.duckdb", lock_timeout_s=60
+    )
     wh.ensure()
     yield wh
 
@@ -121,7 +123,7 @@ def monthly_statement(warehouse: Warehouse, ledger: pl.DataFrame) -> pl.DataFram
     """
     suffix = f"#{next(SERIAL)}"
     land_and_reconcile(warehouse, ledger.with_columns(pl.col("account") + suffix))
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
         view = frame(
             con,
             "SELECT * FROM monthly_statement WHERE ends_with(account, ?) ORDER BY account, month",
@@ -167,7 +169,7 @@ def test_monthly_statement_has_the_documented_types(warehouse: Warehouse) -> Non
     monthly = monthly_statement(warehouse, ledger_frame(chain))
     for column in STATEMENT_MONEY_COLUMNS:
         assert monthly.schema[column] == MONEY, column
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
         described = dict(
             (name, kind) for name, kind, *_ in con.execute("DESCRIBE monthly_statement").fetchall()
         )
@@ -263,7 +265,7 @@ def _report_usage(warehouse: Warehouse, dimension: str) -> model.Dimension:
     account = f"acme{suffix}"
     chain = dataclasses.replace(_usage_chain(), account=account)
     land_and_reconcile(warehouse, ledger_frame(chain))
-    with open_read_only(warehouse.path) as con:
+    with open_read_only(warehouse.path, lock_timeout_s=60) as con:
         return dimension_usage(con, account, dimension, {}, JANUARY)
 
 

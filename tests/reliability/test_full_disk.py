@@ -1,0 +1,113 @@
+"""A disk that fills during a sync is one line naming it, and changes nothing.
+
+The disk is real: a small tmpfs mounted for the test (the test runs as root, in CI as here), so
+the errors are the operating system's own ENOSPC as DuckDB and polars meet it, not a raise of
+ours. Where mounting is impossible the test says so and skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pipelines.settings import Settings
+from pipelines.warehouse.connection import WarehouseError
+from pipelines.warehouse.disk import size_text
+from pipelines.warehouse.writer import Warehouse
+from tests.conftest import Simulated, creditlens_variables
+from tests.pipeline.helpers import cli_in_process, landed, truth
+from tests.reliability.support import analyst_copy, assert_one_clear_error_line, every_table
+
+Start = Callable[..., Simulated]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 32 MB file system of its own, unmounted after the test."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    tried = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=32m,mode=0755", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if tried.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {tried.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path, leave: int) -> Path:
+    """Takes all the free space of ``disk`` but ``leave`` bytes, with one file."""
+    filler = disk / "filler"
+    with open(filler, "wb") as out:
+        out.write(b"\0" * max(0, os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize - leave))
+    return filler
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_disk_full_during_a_sync_is_one_line_and_changes_nothing(
+    simulated: Start, small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = simulated("small")
+    for name in list(os.environ):
+        if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+            monkeypatch.delenv(name)
+    for name, value in creditlens_variables(s, small_disk).items():
+        monkeypatch.setenv(name, value)
+    settings = Settings.from_env()
+    analyst = analyst_copy(settings)
+    half = (s.first_day + timedelta(days=20)).isoformat()
+    first = cli_in_process("sync", "--until", half)
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = every_table(settings.warehouse), every_table(analyst), digest(analyst)
+
+    filler = fill(small_disk, leave=64 * 1024)
+    # The staging folder fills first: no page of the rest of the ledger fits beside it.
+    staging_full = cli_in_process("sync")
+    # Staging elsewhere, the rest of the ledger reaches DuckDB, whose COMMIT cannot write its log.
+    commit_full = cli_in_process("sync", env={"CREDITLENS_STAGING_DIR": str(tmp_path / "stage")})
+    for result, where in ((staging_full, ".creditlens-staging"), (commit_full, "warehouse.duckdb")):
+        line = assert_one_clear_error_line(result, str(small_disk), where)
+        assert result.returncode == 1
+        assert "is full (" in line and " free)" in line and "nothing was changed" in line, line
+        assert "TransactionContext" not in line and "os error" not in line, line
+        assert every_table(settings.warehouse) == before[0]
+        assert (every_table(analyst), digest(analyst)) == before[1:]
+
+    filler.unlink()  # room again: the next sync lands everything, nothing lost or doubled
+    again = cli_in_process("sync")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert landed(settings.warehouse, s.company) == truth(s)
+    assert landed(analyst, s.company) == truth(s)
+
+
+def test_publishing_checks_for_room_for_the_copy_before_writing_it(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(tmp_path / "w.duckdb", small_disk / "w.analyst.duckdb", lock_timeout_s=5)
+    warehouse.ensure()  # the warehouse and a first analyst copy, on the small disk
+    before = digest(warehouse.analyst_copy)
+    needed = warehouse.path.stat().st_size
+    fill(small_disk, leave=needed // 2)  # half the room the new copy needs
+    free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
+    with pytest.raises(WarehouseError) as refused:
+        warehouse.publish_analyst_copy()
+    line = str(refused.value)
+    assert "\n" not in line
+    assert f"needs {size_text(needed)} free" in line and f"{size_text(free)} free" in line, line
+    assert str(small_disk) in line and str(warehouse.analyst_copy) in line
+    assert "No space left" not in line  # said before a byte was written, not found by writing
+    assert [p.name for p in small_disk.iterdir() if p.name.endswith(".partial")] == []
+    assert digest(warehouse.analyst_copy) == before
