@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.network import phases
+from benchmarks.network.phases import phases
 from benchmarks.peers.creditlens_sync import accounts_environment, ledger_lines
 
 ROOT = Path(__file__).resolve().parents[2]
