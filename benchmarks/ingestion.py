@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,13 +37,14 @@ from benchmarks.harness.contenders import (
 )
 from benchmarks.harness.machine import (
     DEFAULT_NOW,
+    announce,
     finish,
-    machine,
-    machine_line,
     parse_now,
+    scratch_directory,
     use_bytecode_cache,
 )
 from benchmarks.harness.sync_result import check_accounts, check_rows
+from benchmarks.harness.targets import print_targets, target
 from benchmarks.peers.dlt_venv import ensure_dlt_python
 from benchmarks.peers.simulated_company import HISTORY_DAYS, simulated_company
 
@@ -174,7 +173,7 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
         n = result.entries_requested
         if r["creditlens_over_floor"] is not None:
             out.append(
-                _target(
+                target(
                     f"[{n}] creditlens within {CREDITLENS_VS_FLOOR}x of the floor's best",
                     f"{r['creditlens_over_floor']:.2f}x",
                     r["creditlens_over_floor"] <= CREDITLENS_VS_FLOOR,
@@ -183,7 +182,7 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
         if r["dlt_over_creditlens"] is not None:
             # A stopped dlt's ratio is a lower bound: it passes only if the bound already does.
             out.append(
-                _target(
+                target(
                     f"[{n}] dlt at least {DLT_VS_CREDITLENS:.0f}x slower than creditlens",
                     dlt_ratio_text(result, r["dlt_over_creditlens"]),
                     r["dlt_over_creditlens"] >= DLT_VS_CREDITLENS,
@@ -192,7 +191,7 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
         if result.creditlens and n >= RSS_LIMIT_AT:
             rss = result.creditlens.peak_rss_mb
             out.append(
-                _target(
+                target(
                     f"[{n}] creditlens peak RSS under {RSS_LIMIT_MB:.0f} MB",
                     f"{rss:.0f} MB",
                     rss < RSS_LIMIT_MB,
@@ -206,7 +205,7 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
             big.entries / small.entries
         )
         out.append(
-            _target(
+            target(
                 f"creditlens peak RSS not linear in N (RSS ~ N^b, b < {RSS_GROWTH_EXPONENT})",
                 f"b = {exponent:.2f} ({small.creditlens.peak_rss_mb:.0f} -> "
                 f"{big.creditlens.peak_rss_mb:.0f} MB for {small.entries} -> {big.entries})",
@@ -215,17 +214,13 @@ def targets(results: list[SizeResult]) -> list[dict[str, Any]]:
         )
     for result in results:
         out.append(
-            _target(
+            target(
                 f"[{result.entries_requested}] every contender saw the same entries",
                 f"{result.entries} entries" if not result.problems else "; ".join(result.problems),
                 not result.problems,
             )
         )
     return out
-
-
-def _target(name: str, measured: str, passed: bool) -> dict[str, Any]:
-    return {"target": name, "measured": measured, "passed": passed}
 
 
 # --- output --------------------------------------------------------------------------------
@@ -344,11 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     use_bytecode_cache()
     now = parse_now(args.now)
     dlt_python = None if args.skip_peer else ensure_dlt_python(args.dlt_python)
-    info = machine()
-    print(machine_line(info))
-    scratch = Path(tempfile.mkdtemp(prefix="creditlens-bench-"))
+    info = announce()
     results: list[SizeResult] = []
-    try:
+    with scratch_directory("creditlens-bench-", args.keep) as scratch:
         for entries in args.entries:
             results.append(
                 measure_size(
@@ -362,19 +355,12 @@ def main(argv: list[str] | None = None) -> int:
                     history_days=args.history_days,
                 )
             )
-    finally:
-        if args.keep:
-            print(f"scratch kept in {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
     load = finish(info)
     print()
     print(table(results))
     print(load)
     print()
-    for target in targets(results):
-        mark = "pass" if target["passed"] else "MISS"
-        print(f"  {mark}  {target['target']}: {target['measured']}")
+    print_targets(targets(results))
     if args.out:
         args.out.write_text(json.dumps(to_json(results, info), indent=2) + "\n", encoding="utf-8")
         print(f"\nfigures written to {args.out}")

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,13 @@ def machine_line(info: dict[str, Any]) -> str:
     )
 
 
+def announce() -> dict[str, Any]:
+    """The machine, printed as the run starts; ``finish`` adds the load as it ends."""
+    info = machine()
+    print(machine_line(info))
+    return info
+
+
 def load_line(start: Sequence[float], end: Sequence[float] | None = None) -> str:
     """The load average beside the figures: as the run started and as it ended."""
     end = os.getloadavg() if end is None else end
@@ -90,3 +99,17 @@ def use_bytecode_cache() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
     subprocess.run([sys.executable, "-c", WARM_IMPORTS], cwd=ROOT, check=True, timeout=600)
+
+
+@contextmanager
+def scratch_directory(prefix: str, keep: bool) -> Iterator[Path]:
+    """A fresh directory for a run's simulators, warehouses and logs; removed after it unless
+    ``keep``, and then said where it is."""
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield scratch
+    finally:
+        if keep:
+            print(f"scratch kept in {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -17,10 +17,10 @@ from typing import Any
 
 from benchmarks.harness.contenders import sync_env, whole_range
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
-from benchmarks.network.conditions import company_names, count_all, network_spec, section
-from benchmarks.network.report import Report, Row, count, fmt, target
+from benchmarks.harness.targets import target
+from benchmarks.network.conditions import company_names, count_all, network_spec, serving
+from benchmarks.network.report import Report, Row, count, fmt
 from benchmarks.peers.creditlens_sync import run_sync
-from benchmarks.peers.simulated_company import simulated_platform
 
 ACCOUNTS_VS_FLOOR = 1.3  # one sync of N accounts within 1.3x of the slowest account's floor
 ACCOUNTS_RSS_MB = 1024.0  # ... in under 1 GB for the whole process tree
@@ -33,16 +33,7 @@ def accounts(args: argparse.Namespace, scratch: Path) -> Report:
         raise SystemExit("accounts needs a rate limit (--rate-limit N/s)")
     names = company_names(args.accounts)
     single = len(names) == 1
-    with simulated_platform(
-        names,
-        args.entries,
-        args.now,
-        scratch / "simulator",
-        labels=("creditlens", "floor"),
-        network=section(spec),
-        history_days=args.history_days,
-    ) as platform:
-        print(f"simulator ready in {platform.startup_s:.1f}s: {platform.network}")
+    with serving(args, scratch, names, ("creditlens", "floor"), spec) as platform:
         windows = [str(w) for w in platform.windows]
         counted = count_all(platform, {name: windows for name in names})
         floors = {name: pages / rate for name, (_, pages) in counted.items()}

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,12 +15,13 @@ import benchmarks.network
 from benchmarks.harness.contenders import PEER_MAX_RSS_MB, floor_levels
 from benchmarks.harness.machine import (
     DEFAULT_NOW,
+    announce,
     finish,
-    machine,
-    machine_line,
     parse_now,
+    scratch_directory,
     use_bytecode_cache,
 )
+from benchmarks.harness.targets import print_targets
 from benchmarks.network.accounts import accounts
 from benchmarks.network.conditions import LATENCY_MS, RATE_LIMIT, network_spec
 from benchmarks.network.daily import daily
@@ -128,16 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bad network option: {error}", file=sys.stderr)
         return 2
     use_bytecode_cache()
-    info = machine()
-    print(machine_line(info))
-    scratch = Path(tempfile.mkdtemp(prefix=f"creditlens-network-{args.benchmark}-"))
-    try:
+    info = announce()
+    with scratch_directory(f"creditlens-network-{args.benchmark}-", args.keep) as scratch:
         report = BENCHMARKS[args.benchmark](args, scratch)
-    finally:
-        if args.keep:
-            print(f"scratch kept in {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
     load = finish(info)
     print(
         f"\n{report.benchmark}: {report.network}; {report.accounts} account(s), "
@@ -146,8 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(report))
     print(f"\n{load}")
     print()
-    for t in report.targets:
-        print(f"  {'pass' if t['passed'] else 'MISS'}  {t['target']}: {t['measured']}")
+    print_targets(report.targets)
     for problem in report.problems:
         print(f"  problem: {problem}")
     if args.out:

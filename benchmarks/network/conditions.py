@@ -7,12 +7,16 @@ and the requests each company needs at pageSize 100, counted as the raw floor co
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from benchmarks.peers.raw_floor import count_pages
-from benchmarks.peers.simulated_company import COMPANY, SimulatedPlatform
+from benchmarks.peers.simulated_company import COMPANY, SimulatedPlatform, simulated_platform
 from simulator.network import NetworkSpec, parse_latency, parse_rate
 
 LATENCY_MS = "80"
@@ -29,6 +33,32 @@ def network_spec(latency: str, rate: str | None, burst: int | None) -> NetworkSp
 def section(spec: NetworkSpec) -> dict[str, Any]:
     """The scenario's ``network:`` section for ``spec``."""
     return spec.model_dump(exclude_defaults=True)
+
+
+@contextmanager
+def serving(
+    args: argparse.Namespace,
+    scratch: Path,
+    names: Sequence[str],
+    labels: Sequence[str],
+    spec: NetworkSpec | None,
+    *,
+    days_before: int = 0,
+    said: str = "",
+) -> Iterator[SimulatedPlatform]:
+    """The benchmark's simulator: every company ``--entries`` entries over ``--history-days`` up
+    to ``--now`` (``days_before`` it), a key per label, behind ``spec`` (None: loopback)."""
+    with simulated_platform(
+        names,
+        args.entries,
+        args.now - timedelta(days=days_before),
+        scratch / "simulator",
+        labels=labels,
+        network=section(spec) if spec else None,
+        history_days=args.history_days,
+    ) as platform:
+        print(f"simulator ready in {platform.startup_s:.1f}s: {platform.network}{said}")
+        yield platform
 
 
 def company_names(count: int) -> list[str]:

@@ -10,16 +10,15 @@ runs through benchmarks/sync_phases.py so its phases are stamped.
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from pathlib import Path
 
 from benchmarks.harness.contenders import sync_env, whole_range
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
-from benchmarks.network.conditions import company_names, count_all, network_spec, section
+from benchmarks.harness.targets import target
+from benchmarks.network.conditions import company_names, count_all, network_spec, section, serving
 from benchmarks.network.phases import phases
-from benchmarks.network.report import Report, Row, fmt, target
+from benchmarks.network.report import Report, Row, fmt
 from benchmarks.peers.creditlens_sync import run_sync
-from benchmarks.peers.simulated_company import simulated_platform
 
 DAILY_LIMIT_S = 5.0  # a daily sync end to end
 
@@ -29,15 +28,9 @@ def daily(args: argparse.Namespace, scratch: Path) -> Report:
     names = company_names(args.accounts)
     single = len(names) == 1
     workdir = scratch / "creditlens"
-    with simulated_platform(
-        names,
-        args.entries,
-        args.now - timedelta(days=1),
-        scratch / "simulator",
-        labels=("creditlens", "floor"),
-        history_days=args.history_days,
+    with serving(
+        args, scratch, names, ("creditlens", "floor"), None, days_before=1, said=" (backfill)"
     ) as platform:
-        print(f"simulator ready in {platform.startup_s:.1f}s: {platform.network} (backfill)")
         env = sync_env(platform, workdir, args.account_concurrency)
         env["CREDITLENS_LOOKBACK_DAYS"] = str(args.lookback_days)
         since = whole_range(platform)

@@ -21,12 +21,13 @@ from benchmarks.harness.contenders import (
     whole_range,
 )
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
-from benchmarks.network.conditions import count_all, network_spec, section, together
-from benchmarks.network.report import Report, Row, creditlens_note, in_flight, target
+from benchmarks.harness.targets import target
+from benchmarks.network.conditions import count_all, network_spec, serving, together
+from benchmarks.network.report import Report, Row, creditlens_note, in_flight
 from benchmarks.peers.creditlens_sync import run_sync
 from benchmarks.peers.dlt_venv import ensure_dlt_python
 from benchmarks.peers.measured import ChildRun
-from benchmarks.peers.simulated_company import COMPANY, KeyTraffic, simulated_platform
+from benchmarks.peers.simulated_company import COMPANY, KeyTraffic
 
 RATE_LIMITED_VS_FLOOR = 1.15  # creditlens within 1.15x of the rate floor
 # dlt beside creditlens is stopped after this many rate floors (its time so far a lower bound):
@@ -41,16 +42,7 @@ def rate_limited(args: argparse.Namespace, scratch: Path) -> Report:
     if rate is None:
         raise SystemExit("rate-limited needs a rate limit (--rate-limit N/s)")
     dlt_python = None if args.skip_peer else ensure_dlt_python(args.dlt_python)
-    with simulated_platform(
-        [COMPANY],
-        args.entries,
-        args.now,
-        scratch / "simulator",
-        labels=("creditlens", "peer", "floor"),
-        network=section(spec),
-        history_days=args.history_days,
-    ) as platform:
-        print(f"simulator ready in {platform.startup_s:.1f}s: {platform.network}")
+    with serving(args, scratch, [COMPANY], ("creditlens", "peer", "floor"), spec) as platform:
         windows = [str(w) for w in platform.windows]
         entries, needed = count_all(platform, {COMPANY: windows})[COMPANY]
         floor_s = needed / rate

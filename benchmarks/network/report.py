@@ -42,10 +42,6 @@ class Report:
     extra_tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
 
 
-def target(name: str, measured: str, passed: bool) -> dict[str, Any]:
-    return {"target": name, "measured": measured, "passed": passed}
-
-
 def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 

@@ -22,7 +22,8 @@ from benchmarks.harness.contenders import (
     whole_range,
 )
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
-from benchmarks.network.conditions import network_spec, section
+from benchmarks.harness.targets import target
+from benchmarks.network.conditions import network_spec, serving
 from benchmarks.network.report import (
     Report,
     Row,
@@ -30,10 +31,9 @@ from benchmarks.network.report import (
     fmt,
     in_flight,
     reported_concurrency,
-    target,
 )
 from benchmarks.peers.creditlens_sync import run_sync
-from benchmarks.peers.simulated_company import COMPANY, simulated_platform
+from benchmarks.peers.simulated_company import COMPANY
 
 UNLIMITED_FLOOR_LEVELS = ("4", "16", "32", "64", "async64")
 UNLIMITED_VS_FLOOR = 1.5  # creditlens within 1.5x of the best raw floor
@@ -42,16 +42,7 @@ UNLIMITED_VS_FLOOR = 1.5  # creditlens within 1.5x of the best raw floor
 def unlimited(args: argparse.Namespace, scratch: Path) -> Report:
     spec = network_spec(args.latency_ms, None, None)
     floor: list[Measured] = []
-    with simulated_platform(
-        [COMPANY],
-        args.entries,
-        args.now,
-        scratch / "simulator",
-        labels=("creditlens", "floor"),
-        network=section(spec),
-        history_days=args.history_days,
-    ) as platform:
-        print(f"simulator ready in {platform.startup_s:.1f}s: {platform.network}")
+    with serving(args, scratch, [COMPANY], ("creditlens", "floor"), spec) as platform:
         reader = platform.company(COMPANY, "floor")
         for round_ in range(1, args.floor_repeats + 1):
             floor += floor_round(reader, args.floor_levels, round_, scratch / "floor")
