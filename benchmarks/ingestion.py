@@ -265,7 +265,7 @@ def table(results: list[SizeResult]) -> str:
         if r["dlt_over_creditlens"] is not None:
             parts.append(f"dlt/creditlens {dlt_ratio_text(result, r['dlt_over_creditlens'])}")
         else:
-            parts.append("dlt skipped")
+            parts.append("dlt failed" if result.peer else "dlt skipped")
         lines.append(f"{'':>9}  ratios: " + ", ".join(parts))
         lines.append(
             f"{'':>9}  simulator: started in {result.simulator_startup_s:.1f}s, "

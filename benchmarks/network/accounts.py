@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.harness.contenders import sync_env, whole_range
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
 from benchmarks.harness.targets import target
-from benchmarks.network.conditions import company_names, count_all, network_spec, serving
+from benchmarks.network.conditions import company_names, count_all, rate_limited_spec, serving
 from benchmarks.network.report import Report, Row, count, fmt
 from benchmarks.peers.creditlens_sync import run_sync
 
@@ -27,10 +27,7 @@ ACCOUNTS_RSS_MB = 1024.0  # ... in under 1 GB for the whole process tree
 
 
 def accounts(args: argparse.Namespace, scratch: Path) -> Report:
-    spec = network_spec(args.latency_ms, args.rate_limit, args.burst)
-    rate = spec.rate_limit_per_s
-    if rate is None:
-        raise SystemExit("accounts needs a rate limit (--rate-limit N/s)")
+    spec, rate = rate_limited_spec(args)
     names = company_names(args.accounts)
     single = len(names) == 1
     with serving(args, scratch, names, ("creditlens", "floor"), spec) as platform:

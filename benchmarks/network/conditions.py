@@ -30,6 +30,14 @@ def network_spec(latency: str, rate: str | None, burst: int | None) -> NetworkSp
     return NetworkSpec(latency_ms=mean, jitter_ms=jitter, rate_limit_per_s=rate_per_s, burst=burst)
 
 
+def rate_limited_spec(args: argparse.Namespace) -> tuple[NetworkSpec, float]:
+    """The network of a benchmark measured against a rate floor, and its rate: it needs one."""
+    spec = network_spec(args.latency_ms, args.rate_limit, args.burst)
+    if spec.rate_limit_per_s is None:
+        raise SystemExit(f"{args.benchmark} needs a rate limit (--rate-limit N/s)")
+    return spec, spec.rate_limit_per_s
+
+
 def section(spec: NetworkSpec) -> dict[str, Any]:
     """The scenario's ``network:`` section for ``spec``."""
     return spec.model_dump(exclude_defaults=True)

@@ -22,7 +22,7 @@ from benchmarks.harness.contenders import (
 )
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
 from benchmarks.harness.targets import target
-from benchmarks.network.conditions import count_all, network_spec, serving, together
+from benchmarks.network.conditions import count_all, rate_limited_spec, serving, together
 from benchmarks.network.report import Report, Row, creditlens_note, in_flight
 from benchmarks.peers.creditlens_sync import run_sync
 from benchmarks.peers.dlt_venv import ensure_dlt_python
@@ -37,10 +37,7 @@ PEER_MIN_S = 60.0
 
 
 def rate_limited(args: argparse.Namespace, scratch: Path) -> Report:
-    spec = network_spec(args.latency_ms, args.rate_limit, args.burst)
-    rate = spec.rate_limit_per_s
-    if rate is None:
-        raise SystemExit("rate-limited needs a rate limit (--rate-limit N/s)")
+    spec, rate = rate_limited_spec(args)
     dlt_python = None if args.skip_peer else ensure_dlt_python(args.dlt_python)
     with serving(args, scratch, [COMPANY], ("creditlens", "peer", "floor"), spec) as platform:
         windows = [str(w) for w in platform.windows]
