@@ -34,6 +34,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from benchmarks.harness.machine import load_line
+
 ROOT = Path(__file__).resolve().parent.parent
 Loaded = TypeVar("Loaded")
 Checked = TypeVar("Checked")
@@ -197,6 +199,7 @@ def main() -> None:
         print(json.dumps(run(Path(parquet))))
         return
 
+    load_start = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="continuity-", dir=ROOT / "benchmarks"))
     parquet = workdir / "ledger.parquet"
     began = time.perf_counter()
@@ -235,6 +238,7 @@ def main() -> None:
         f"{polars_run['ambiguous_groups']} ambiguous; injected gaps: {injected}, "
         f"found by polars: {polars_run['breaks']}, by the SQL rule: {duck_run['breaks']}"
     )
+    print(load_line(load_start))
     if args.keep:
         print(f"kept {parquet}")
     else:

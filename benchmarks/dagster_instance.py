@@ -14,6 +14,7 @@ included, as a user waits for them; the ledger step's own time is read from the 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from benchmarks.harness.machine import load_line
 from benchmarks.peers.creditlens_sync import CreditlensRun, run_creditlens
 from benchmarks.peers.simulated_company import SimulatedCompany, simulated_company
 
@@ -96,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.entries < 1 or args.history_days < DAILY_DAYS:
         parser.error(f"--entries must be positive and --history-days at least {DAILY_DAYS}")
+    load_start = os.getloadavg()
     scratch = Path(tempfile.mkdtemp(prefix="creditlens-bench-instance-"))
     rounds: list[Round] = []
     try:
@@ -108,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                     rounds.append(one_round(company, mode, workdir, args.timeout))
         for line in report(rounds, args.history_days):
             print(line)
+        print(load_line(load_start))
     finally:
         if args.keep:
             print(f"scratch: {scratch}", file=sys.stderr)

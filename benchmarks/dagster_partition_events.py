@@ -39,6 +39,7 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from benchmarks.harness.machine import load_line
 from pipelines.cli.instance_storage import creditlens_instance
 from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, PERSISTENT_EVENT_SETTINGS, QUIET
 from pipelines.dagster_home import prepare
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.days < 1:
         parser.error("--days must be at least 1")
+    load_start = os.getloadavg()
     best: dict[str, float] = {}
     for name, (kind, settings) in MODES.items():
         times = [measure(args.days, kind, settings) for _ in range(max(1, args.repeats))]
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         f"persistent / ephemeral (CLI settings): {batching / cli:.2f}x with the CLI's storage, "
         f"{stock / cli:.2f}x with Dagster's; per day {1000 * batching / args.days:.1f} ms"
     )
+    print(load_line(load_start))
     return 0
 
 

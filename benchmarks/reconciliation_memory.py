@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.machine import load_line
 from benchmarks.peers.measured import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -248,6 +249,7 @@ def main() -> None:
     if slice_entries is None:
         parser.error("--slice-entries must be a number for the sliced mode")
     sizes: list[int | None] = [int(n) for n in args.entries.split(",") if n] or [None]
+    load_start = os.getloadavg()
     scratch = Path(tempfile.mkdtemp(prefix="reconciliation-memory-"))
     runs: list[ModeRun] = []
     problems: list[str] = []
@@ -285,12 +287,16 @@ def main() -> None:
         f"(target < {RSS_LIMIT_MB:.0f} MB at 1,000,000); derived tables identical in both modes: "
         f"{'yes' if not problems else 'NO'}"
     )
+    load_end = os.getloadavg()
+    print(load_line(load_start, load_end))
     if args.out:
         args.out.write_text(
             json.dumps(
                 {
                     "date": datetime.now(UTC).isoformat(),
                     "cores": os.cpu_count(),
+                    "loadavg_start": list(load_start),
+                    "loadavg_end": list(load_end),
                     "warehouse": str(args.warehouse),
                     "runs": [asdict(r) for r in runs],
                     "growth_exponent": {m: growth_exponent(runs, m) for m in ("whole", "sliced")},

@@ -12,12 +12,14 @@ Target: under 15 s at 1,000,000 entries.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
 from datetime import date
 from pathlib import Path
 
+from benchmarks.harness.machine import load_line
 from dashboards import build_site
 from pipelines.warehouse.writer import Warehouse
 
@@ -152,6 +154,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep warehouses and sites in this directory")
     args = parser.parse_args()
     sizes = [int(s) for s in args.entries.split(",")]
+    load_start = os.getloadavg()
     root = args.keep or Path(tempfile.mkdtemp(prefix="creditlens-report-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
@@ -173,6 +176,7 @@ def main() -> None:
     largest = results[-1]
     verdict = "OK" if largest[1] < TARGET_S else "OVER"
     print(f"target: under {TARGET_S:.0f} s at {largest[0]:,} entries: {verdict}")
+    print(load_line(load_start))
 
 
 if __name__ == "__main__":

@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="per level")
     parser.add_argument("--levels", default="1,2,3", help="client processes per level")
     args = parser.parse_args()
+    load_start = os.getloadavg()
     port = _free_port()
     server = _start_server(args.scenario, port)
     url = f"http://127.0.0.1:{port}"
@@ -135,6 +136,9 @@ def main() -> None:
                 f"CPU-second ({capacity / 2000:.2f}x)"
             )
         print(f"best: {best:.0f} pages/s = {best / 2000:.2f}x target")
+        # Run as a script (no package to import from), so the harness's load line is written out.
+        start, end = (" ".join(f"{x:.2f}" for x in load) for load in (load_start, os.getloadavg()))
+        print(f"load average (1, 5, 15 min): {start} at the start, {end} at the end")
     finally:
         server.terminate()
         server.wait(timeout=10)

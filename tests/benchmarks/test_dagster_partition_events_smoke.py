@@ -17,3 +17,4 @@ def test_dagster_partition_events_runs_both_settings() -> None:
     assert "3 daily partitions, Dagster's defaults:" in done.stdout
     assert "3 daily partitions, the CLI's ephemeral settings:" in done.stdout
     assert "ratio defaults / CLI settings:" in done.stdout
+    assert "load average (1, 5, 15 min): " in done.stdout

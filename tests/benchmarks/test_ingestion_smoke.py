@@ -35,3 +35,7 @@ def test_ingestion_benchmark_runs_and_counts_agree(tmp_path: Path) -> None:
     assert size["problems"] == []
     assert {"cores", "memory_gb", "python", "date"} <= figures["machine"].keys()
     assert "creditlens sync" in done.stdout and "floor threads x1" in done.stdout
+    assert all(m["detail"]["retries"] == 0 for m in size["floor"])  # counted, none needed here
+    assert "0 transport retries" in done.stdout
+    assert "load average (1, 5, 15 min): " in done.stdout
+    assert len(figures["machine"]["loadavg_end"]) == 3

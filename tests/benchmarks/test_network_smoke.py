@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.network import phases
+from benchmarks.network.phases import phases
 from benchmarks.peers.creditlens_sync import accounts_environment, ledger_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +33,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
     figures = json.loads(out.read_text())
     assert figures["problems"] == []
     assert {"cores", "memory_gb", "python", "date"} <= figures["machine"].keys()
+    assert "load average (1, 5, 15 min): " in done.stdout  # beside every benchmark's figures
     return figures, done.stdout
 
 
@@ -62,6 +63,7 @@ def test_unlimited_puts_creditlens_beside_the_floor_levels(tmp_path: Path) -> No
     )
     f = figures["figures"]
     assert {m["contender"] for m in f["floor"]} == {"floor threads x1", "floor async x4"}
+    assert f["floor_retries"] == 0 and "0 transport retries" in stdout
     assert f["creditlens_over_floor"] > 0
     assert f["creditlens_concurrency"]
     assert "floor async x4" in stdout

@@ -56,4 +56,5 @@ def test_reconciliation_memory_benchmark_runs_and_modes_agree(tmp_path: Path) ->
     assert runs[(120, "sliced")]["continuity_breaks"] == 2
     assert set(figures["growth_exponent"]) == {"whole", "sliced"}
     assert "peak RSS MB" in done.stdout and "identical in both modes: yes" in done.stdout
+    assert "load average (1, 5, 15 min): " in done.stdout
     assert hashlib.sha256(original.read_bytes()).hexdigest() == fingerprint
