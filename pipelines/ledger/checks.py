@@ -11,6 +11,7 @@ check per account on the ledger made 50 accounts x 3 checks x 730 days = 110,000
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from dagster import (
@@ -20,22 +21,23 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetKey,
-    DagsterEventType,
     multi_asset_check,
 )
 
 from pipelines.account_checks import named_per_account
-from pipelines.account_work import AccountFailure
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
+from pipelines.sync_outcomes import sync_id_of
+from pipelines.warehouse.outcomes import outcomes_of_sync
 from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_sync_counts_of
 
 LEDGER = AssetKey("ledger_entries")
 FETCHED = "fetched_equals_landed_plus_quarantined"
 UNIQUE = "entry_ids_unique"
-# With an accounts file: the accounts whose sync failed in this run (a rejected key, an
-# unreachable host), not blocking: the others landed and are refreshed. Without one, the
-# account's failure fails the run, as it always has.
+# With an accounts file: the accounts whose sync failed in this sync so far (settings, history
+# discovery before the run, the ledger in it: sync_outcomes), each with its line; not blocking:
+# the others landed and are refreshed. Without one, the account's failure fails the run, as it
+# always has.
 SYNCED = "accounts_synced"
 DESCRIPTIONS = {
     FETCHED: "Nothing lost, nothing doubled: for every account, each entry fetched is landed or "
@@ -79,7 +81,10 @@ def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
             metadata={"duplicate_ids": sum(duplicates.values()), **_by_account(duplicates)},
         )
         if len(specs) > len(DESCRIPTIONS):
-            yield _synced(accounts, counts, _failures_of_run(context), context.run.run_id)
+            run = context.run
+            failed, recorded = _failures_of_sync(warehouse.path, sync_id_of(run.tags, run.run_id))
+            every = [*accounts, *(a for a in recorded if a not in accounts)]
+            yield _synced(every, counts, failed, run.run_id)
 
     return ledger_checks
 
@@ -128,34 +133,30 @@ def _invariant(accounts: list[str], counts: dict[str, SyncCounts]) -> AssetCheck
     )
 
 
-def _failures_of_run(context: AssetCheckExecutionContext) -> dict[str, AccountFailure]:
-    """The accounts the ledger step of this run recorded as failed (their observations)."""
-    records = context.instance.get_records_for_run(
-        context.run.run_id, of_type=DagsterEventType.ASSET_OBSERVATION
-    ).records
-    failed: dict[str, AccountFailure] = {}
-    for record in records:
-        observation = record.event_log_entry.asset_observation
-        if observation is None or observation.asset_key != LEDGER:
-            continue
-        metadata = {k: getattr(v, "value", v) for k, v in observation.metadata.items()}
-        if metadata.get("status") == "failed":
-            failure = AccountFailure.from_metadata(metadata)
-            failed[failure.account] = failure
-    return failed
+def _failures_of_sync(path: Path, sync_id: str) -> tuple[dict[str, str], list[str]]:
+    """Per account, the first failure this sync recorded (settings, discovery, the ledger),
+    and every account it recorded: those that failed before this run never reached it."""
+    failed: dict[str, str] = {}
+    seen: list[str] = []
+    for outcome in outcomes_of_sync(path, sync_id):
+        if outcome.account not in seen:
+            seen.append(outcome.account)
+        if outcome.result == "failed" and outcome.error:
+            failed.setdefault(outcome.account, outcome.error)
+    return failed, seen
 
 
 def _synced(
     accounts: list[str],
     counts: dict[str, SyncCounts],
-    failed: dict[str, AccountFailure],
+    failed: dict[str, str],
     run_id: str,
 ) -> AssetCheckResult:
-    """Failed: the accounts this run recorded no sync of, each with its one line."""
+    """Failed: the accounts of this sync with no sync recorded by this run, each with its line."""
     lines = {}
     for account in accounts:
         if account in failed:
-            lines[account] = failed[account].line()
+            lines[account] = failed[account]
         elif account not in counts or counts[account].run_id != run_id:
             lines[account] = f"account {account}: ledger: no sync of it was recorded by this run"
     return AssetCheckResult(

@@ -33,6 +33,7 @@ from pipelines.warehouse.ledger_tables import (
     SYNC_RUNS,
     quarantine_identity_sql,
 )
+from pipelines.warehouse.outcome_tables import ACCOUNT_STATUS, SYNC_OUTCOMES
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
     BREAK_PLACEMENT,
@@ -171,6 +172,13 @@ MIGRATIONS: list[Migration] = [
             "ALTER TABLE ledger_enriched RENAME TO ledger_chain",
             "ALTER TABLE ledger_chain DROP COLUMN description",
         ),
+    ),
+    # An account that failed (a rejected key in discovery) was in no Dagster run and on no
+    # page: each sync's outcome per account and step, and each account's latest state.
+    Migration(
+        10,
+        "sync outcomes per account and step, and account_status",
+        (SYNC_OUTCOMES, ACCOUNT_STATUS),
     ),
 ]
 
