@@ -32,6 +32,7 @@ def run_report(
             Path(out) if out else settings.reports_dir,
             account=account,
             month=parse_month(month),
+            accounts=[a.name for a in settings.accounts],
         )
     except ReportError as exc:
         raise UsageError(str(exc)) from None

@@ -44,7 +44,10 @@ def reports(
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
     with warehouse.step(context, "reports"):
-        result = build_site(warehouse.path, reports_config.out_dir, account=None, month=month)
+        accounts = [a.name for a in warehouse.settings().accounts]
+        result = build_site(
+            warehouse.path, reports_config.out_dir, account=None, month=month, accounts=accounts
+        )
     for notice in result.notices:
         context.log.warning(notice)
     return MaterializeResult(
