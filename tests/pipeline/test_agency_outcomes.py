@@ -19,9 +19,11 @@ from pathlib import Path
 import pytest
 
 from dashboards import paths
-from pipelines.cli.sync_command import run_sync
+from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
 from pipelines.settings import Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
+from pipelines.warehouse.writer import Warehouse
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
@@ -254,3 +256,44 @@ def test_one_account_of_the_file_alone_still_says_which(
         line for line in result.stderr.splitlines() if line.startswith(INITECH_LINE)
     ]
     assert result.stderr.startswith(INITECH_LINE), result.stderr
+
+
+def test_one_account_failing_its_reconciliation_fails_only_its_own(
+    simulators: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reconciliation isolates accounts as the ledger and the snapshots do. What breaks
+    globex's reconciliation is injected (no data makes it fail on demand); the isolation around
+    it is the code under test."""
+    from pipelines.reconciliation import assets
+
+    real = assets.reconcile_account
+
+    def broken_for_globex(
+        warehouse: Warehouse, account: str, options: ReconcileOptions, run_id: str
+    ) -> ReconciliationResult:
+        if account == "globex":
+            raise ValueError("tolerance must not be negative")
+        return real(warehouse, account, options, run_id)
+
+    monkeypatch.setattr(assets, "reconcile_account", broken_for_globex)
+    agency = _agency(simulators, tmp_path / "isolated", rejected=False)
+    for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
+        monkeypatch.delenv(name)
+    for name, value in agency.env.items():
+        monkeypatch.setenv(name, value)
+    report = run_sync(Settings.from_env(), None, None)
+    assert report.reconciliation.success
+    [failure] = report.failures()
+    assert failure.line() == (
+        "account globex: reconciliation: unexpected ValueError: tolerance must not be negative"
+    )
+    checks = report.reconciliation.checks
+    assert not checks["no_hidden_movements__globex"][0]
+    assert checks["no_hidden_movements__globex"][2]["error"] == failure.line()
+    assert checks["breakdown_matches_ledger__acme"][2]["breaks"]  # acme was reconciled
+    assert [line.split(":", 1)[0] for line in summary_lines(report) if line[0] != " "] == ["acme"]
+    rows = table(
+        agency.folder / "warehouse.duckdb",
+        "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation'",
+    )
+    assert sorted(rows) == [("acme", "ok", None), ("globex", "failed", failure.line())]
