@@ -107,6 +107,11 @@ def _invariant(accounts: list[str], counts: dict[str, SyncCounts]) -> AssetCheck
             asset_key=LEDGER,
             passed=not broken,
             severity=AssetCheckSeverity.ERROR,
+            description=(
+                f"fetched {only.fetched} != landed {only.landed} + quarantined {only.quarantined}"
+                if broken
+                else None
+            ),
             metadata={
                 "run_id": only.run_id,
                 "fetched": only.fetched,

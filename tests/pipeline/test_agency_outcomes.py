@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from dashboards import paths
@@ -297,3 +299,25 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
         "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation'",
     )
     assert sorted(rows) == [("acme", "ok", None), ("globex", "failed", failure.line())]
+
+
+def test_a_blocking_check_of_the_ledger_is_one_line_without_its_metadata(
+    simulated: Callable[..., Simulated], creditlens_env: Callable[..., Settings]
+) -> None:
+    """The ledger's exactness still blocks, and says so in a sentence, never a dict."""
+    s = simulated("small")
+    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    day = s.first_day.isoformat()
+    assert cli_in_process("sync", "--since", day, "--until", day).returncode == 0
+    con = duckdb.connect(str(settings.warehouse))
+    try:  # a copy of an entry: what the identity rule exists to prevent
+        con.execute("INSERT INTO ledger_entries SELECT * FROM ledger_entries LIMIT 1")
+    finally:
+        con.close()
+    later = (s.first_day + timedelta(days=1)).isoformat()
+    result = cli_in_process("sync", "--since", later, "--until", later)
+    assert result.returncode == 1
+    assert _said(result.stderr) == [
+        f"creditlens: error: blocking check failed: entry_ids_unique: repeated entry ids in "
+        f"{s.company}"
+    ]
