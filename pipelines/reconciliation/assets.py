@@ -130,6 +130,11 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 platform_api.accounts(), reconcile, step="reconciliation", concurrency=1
             )
             record_step(wh, "reconciliation", outcomes, tags=context.run.tags, run_id=run_id)
+            for failure in failures(outcomes):
+                context.log.error(failure.line())
+                context.log_event(
+                    AssetObservation(asset_key="balance_breaks", metadata=failure.metadata())
+                )
             per_account = named_per_account(platform_api.settings())
             results = [result for _, result in at_least_one(outcomes, per_account=per_account)]
             wh.publish_analyst_copy()
@@ -157,8 +162,6 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 )
 
         for failure in failures(outcomes):
-            context.log.error(failure.line())
-            yield AssetObservation(asset_key="balance_breaks", metadata=failure.metadata())
             for per in names.values():  # its checks say why they could not pass
                 yield AssetCheckResult(
                     check_name=per[failure.account],
