@@ -116,7 +116,7 @@ def run_sync(
         return SyncReport(
             *_today(), *(RunOutcome(job, True) for job in JOBS), accounts=tuple(names),
             per_account=per_account, histories=histories, beginnings=beginnings,
-            early_failures=early, sync_id=sync_id,
+            early_failures=early, sync_id=sync_id, warehouse=settings.warehouse,
         )  # fmt: skip
     first = min(r[0] for r in ranges.values())
     last = max(r[1] for r in ranges.values())
@@ -146,6 +146,7 @@ def run_sync(
         begins=beginnings.get(only) if only else None,
         accounts=tuple(names), per_account=per_account, histories=histories,
         beginnings=beginnings, ranges=ranges, early_failures=early, sync_id=sync_id,
+        warehouse=settings.warehouse,
     )  # fmt: skip
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 from pipelines.account_checks import SEPARATOR
 from pipelines.account_work import AccountFailure
@@ -12,6 +13,7 @@ from pipelines.ledger.history import History
 from pipelines.ledger.sync import LedgerSyncResult
 from pipelines.reconciliation.summary import CheckRecord, ReconciliationSummary
 from pipelines.snapshots.fetch import SnapshotResult
+from pipelines.warehouse.outcomes import outcomes_of_sync
 
 
 @dataclass
@@ -37,6 +39,8 @@ class SyncReport:
     # Accounts that failed before any run (a missing key variable, discovery refused).
     early_failures: list[AccountFailure] = field(default_factory=list)
     sync_id: str = ""  # what its rows in sync_outcomes share
+    warehouse: Path | None = None  # where they are
+    _failures: list[AccountFailure] | None = field(default=None, repr=False)
 
     def outcomes(self) -> list[RunOutcome]:
         return [self.ledger, self.snapshots, self.reconciliation]
@@ -79,7 +83,30 @@ class SyncReport:
         ]
 
     def failures(self) -> list[AccountFailure]:
-        """One per failed account, its first failure: the others follow from it."""
+        """One per failed account, its first failure (the others follow from it), in the
+        accounts' order: as this sync recorded them in ``sync_outcomes``, the record the site and
+        the checks read too; from the runs' own events for a report made without a warehouse."""
+        if self._failures is None:
+            recorded = self._recorded_failures()
+            self._failures = recorded if recorded is not None else self._run_failures()
+        return self._failures
+
+    def _recorded_failures(self) -> list[AccountFailure] | None:
+        if self.warehouse is None or not self.sync_id:
+            return None
+        outcomes = outcomes_of_sync(self.warehouse, self.sync_id)
+        if not outcomes:
+            return None
+        first: dict[str, AccountFailure] = {}
+        for outcome in outcomes:
+            if outcome.result == "failed" and outcome.error:
+                prefix = f"account {outcome.account}: "
+                step, _, error = outcome.error.removeprefix(prefix).partition(": ")
+                first.setdefault(outcome.account, AccountFailure(outcome.account, step, error, ""))
+        order = {name: i for i, name in enumerate(self.accounts)}
+        return sorted(first.values(), key=lambda f: order.get(f.account, len(order)))
+
+    def _run_failures(self) -> list[AccountFailure]:
         seen: dict[str, AccountFailure] = {}
         for failure in [*self.early_failures, *self.ledger.account_failures(),
                         *self.snapshots.account_failures(),
