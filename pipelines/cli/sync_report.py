@@ -11,9 +11,18 @@ from pipelines.account_work import AccountFailure
 from pipelines.cli.runner import RunOutcome
 from pipelines.ledger.history import History
 from pipelines.ledger.sync import LedgerSyncResult
-from pipelines.reconciliation.summary import CheckRecord, ReconciliationSummary
+from pipelines.reconciliation.summary import (
+    BREAKDOWN,
+    HIDDEN_MOVEMENTS,
+    SUMMARY,
+    CheckRecord,
+    ReconciliationSummary,
+)
 from pipelines.snapshots.fetch import SnapshotResult
 from pipelines.warehouse.outcomes import outcomes_of_sync
+
+# The reconciliation run also ends with the ledger's accounts_synced: not a finding.
+RECONCILIATION_CHECKS = (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
 
 
 @dataclass
@@ -79,7 +88,8 @@ class SyncReport:
         return [
             CheckRecord.from_metadata(check.split(SEPARATOR, 1)[0], passed, meta)
             for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items())
-            if name is None or meta.get("account", name) == name
+            if check.split(SEPARATOR, 1)[0] in RECONCILIATION_CHECKS
+            and (name is None or meta.get("account", name) == name)
         ]
 
     def failures(self) -> list[AccountFailure]:

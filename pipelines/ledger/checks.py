@@ -11,7 +11,6 @@ check per account on the ledger made 50 accounts x 3 checks x 730 days = 110,000
 """
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from dagster import (
@@ -24,21 +23,13 @@ from dagster import (
     multi_asset_check,
 )
 
-from pipelines.account_checks import named_per_account
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
-from pipelines.sync_outcomes import sync_id_of
-from pipelines.warehouse.outcomes import outcomes_of_sync
 from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_sync_counts_of
 
 LEDGER = AssetKey("ledger_entries")
 FETCHED = "fetched_equals_landed_plus_quarantined"
 UNIQUE = "entry_ids_unique"
-# With an accounts file: the accounts whose sync failed in this sync so far (settings, history
-# discovery before the run, the ledger in it: sync_outcomes), each with its line; not blocking:
-# the others landed and are refreshed. Without one, the account's failure fails the run, as it
-# always has.
-SYNCED = "accounts_synced"
 DESCRIPTIONS = {
     FETCHED: "Nothing lost, nothing doubled: for every account, each entry fetched is landed or "
     "quarantined.",
@@ -49,16 +40,6 @@ DESCRIPTIONS = {
 def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
     specs = [AssetCheckSpec(n, asset=LEDGER, blocking=True, description=d) for n, d in
              DESCRIPTIONS.items()]  # fmt: skip
-    if named_per_account(settings):
-        specs.append(
-            AssetCheckSpec(
-                SYNCED,
-                asset=LEDGER,
-                blocking=False,
-                description="Every account synced in this run: one whose key is rejected or "
-                "whose host is unreachable is named here, and the others land.",
-            )
-        )
 
     @multi_asset_check(name="ledger_checks", specs=specs)
     def ledger_checks(
@@ -80,11 +61,6 @@ def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
             description=f"repeated entry ids in {', '.join(broken)}" if broken else None,
             metadata={"duplicate_ids": sum(duplicates.values()), **_by_account(duplicates)},
         )
-        if len(specs) > len(DESCRIPTIONS):
-            run = context.run
-            failed, recorded = _failures_of_sync(warehouse.path, sync_id_of(run.tags, run.run_id))
-            every = [*accounts, *(a for a in recorded if a not in accounts)]
-            yield _synced(every, counts, failed, run.run_id)
 
     return ledger_checks
 
@@ -134,45 +110,5 @@ def _invariant(accounts: list[str], counts: dict[str, SyncCounts]) -> AssetCheck
             "accounts": len(accounts),
             "accounts_never_synced": len(accounts) - len(counts),
             **_by_account(figures),
-        },
-    )
-
-
-def _failures_of_sync(path: Path, sync_id: str) -> tuple[dict[str, str], list[str]]:
-    """Per account, the first failure this sync recorded (settings, discovery, the ledger),
-    and every account it recorded: those that failed before this run never reached it."""
-    failed: dict[str, str] = {}
-    seen: list[str] = []
-    for outcome in outcomes_of_sync(path, sync_id):
-        if outcome.account not in seen:
-            seen.append(outcome.account)
-        if outcome.result == "failed" and outcome.error:
-            failed.setdefault(outcome.account, outcome.error)
-    return failed, seen
-
-
-def _synced(
-    accounts: list[str],
-    counts: dict[str, SyncCounts],
-    failed: dict[str, str],
-    run_id: str,
-) -> AssetCheckResult:
-    """Failed: the accounts of this sync with no sync recorded by this run, each with its line."""
-    lines = {}
-    for account in accounts:
-        if account in failed:
-            lines[account] = failed[account]
-        elif account not in counts or counts[account].run_id != run_id:
-            lines[account] = f"account {account}: ledger: no sync of it was recorded by this run"
-    return AssetCheckResult(
-        check_name=SYNCED,
-        asset_key=LEDGER,
-        passed=not lines,
-        severity=AssetCheckSeverity.ERROR,
-        description="; ".join(lines.values()) or None,
-        metadata={
-            "accounts": len(accounts),
-            "accounts_failed": len(lines),
-            **_by_account({a: lines.get(a, "synced") for a in accounts}),
         },
     )

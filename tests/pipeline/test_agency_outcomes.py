@@ -217,6 +217,8 @@ def test_accounts_synced_names_an_account_rejected_in_discovery(
     assert synced["accounts_failed"] == 1 and synced["accounts"] == 3
     assert synced["account initech"].startswith("account initech: discovery: ")
     assert synced["account acme"] == synced["account globex"] == "synced"
+    passed, _, last = report.reconciliation.checks["accounts_synced"]  # the sync's last word
+    assert not passed and last["account initech"] == synced["account initech"]
     hidden = report.reconciliation.checks["no_hidden_movements__acme"]
     assert not hidden[0] and hidden[1] == "ERROR" and hidden[2]["breaks"]
     assert report.reconciliation.checks["no_hidden_movements__globex"][0]
@@ -293,6 +295,9 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     assert not checks["no_hidden_movements__globex"][0]
     assert checks["no_hidden_movements__globex"][2]["error"] == failure.line()
     assert checks["breakdown_matches_ledger__acme"][2]["breaks"]  # acme was reconciled
+    passed, _, synced = checks["accounts_synced"]  # evaluated after the reconciliation
+    assert not passed and synced["account globex"] == failure.line()
+    assert synced["account acme"] == "synced" and report.ledger.checks["accounts_synced"][0]
     assert [line.split(":", 1)[0] for line in summary_lines(report) if line[0] != " "] == ["acme"]
     rows = table(
         agency.folder / "warehouse.duckdb",

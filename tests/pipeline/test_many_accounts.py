@@ -139,7 +139,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert set(only.reconciliation.checks) == {
         f"{base}__globex"
         for base in ("no_hidden_movements", "breakdown_matches_ledger", "summary_matches_ledger")
-    }
+    } | {"accounts_synced"}  # the sync's last run ends with it
 
 
 def test_an_unknown_account_is_one_line(
