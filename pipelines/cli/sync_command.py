@@ -168,8 +168,12 @@ def _before_runs(
 
 
 def _record(settings: Settings, rows: list[dict[str, object]]) -> None:
+    """Rows of sync_outcomes the CLI itself writes (only when an account failed or discovery
+    ran), published at once: analysts read the copy."""
     if rows:
-        settings.open_warehouse().append("sync_outcomes", rows)
+        warehouse = settings.open_warehouse()
+        warehouse.append("sync_outcomes", rows)
+        warehouse.publish_analyst_copy()
 
 
 JOBS = ("ledger_sync", "snapshot_sync", "reconciliation_run")
