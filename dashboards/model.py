@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from pipelines.warehouse.outcomes import AccountStatus
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 STATEMENT_LINES: tuple[tuple[str, str], ...] = (
@@ -381,3 +382,5 @@ class ReportData:
     accounts: list[Account]
     key_audit: list[KeyAudit]
     notices: list[str] = field(default_factory=list)
+    # Every account of the accounts file (and any other a sync recorded), with or without data.
+    statuses: list[AccountStatus] = field(default_factory=list)

@@ -60,6 +60,11 @@ def overview(account: str) -> str:
     return f"{account_dir(account)}/index.html"
 
 
+def account_status(account: str) -> str:
+    """The page of an account whose sync fails or never ran (pages/account_status.py)."""
+    return f"{account_dir(account)}/status.html"
+
+
 def reconciliation(account: str) -> str:
     return f"{account_dir(account)}/reconciliation.html"
 

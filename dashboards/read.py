@@ -7,6 +7,7 @@ is released, so a sync never waits for a report to finish rendering.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
@@ -16,7 +17,9 @@ from typing import Any
 import polars as pl
 
 from dashboards import model, periods, read_findings, read_statement
+from dashboards.read_status import say_failures
 from dashboards.usage import dimension_usage
+from pipelines.warehouse.outcomes import read_statuses
 from pipelines.warehouse.read import (
     QueryError,
     ReadConnection,
@@ -41,7 +44,12 @@ class ReportError(RuntimeError):
 
 
 def read_warehouse(
-    path: Path, account: str | None = None, month: date | None = None, *, lock_timeout_s: float
+    path: Path,
+    account: str | None = None,
+    month: date | None = None,
+    configured: Sequence[str] = (),
+    *,
+    lock_timeout_s: float,
 ) -> model.ReportData:
     """Everything the site shows, read in one go.
 
@@ -66,18 +74,21 @@ def read_warehouse(
                 "acknowledged until `creditlens sync` with this version of creditlens upgrades it."
             )
         names = _accounts(con, tables)
+        statuses = read_statuses(con, [*configured, *(n for n in names if n not in configured)])
         if account is not None:
             if account not in names:
                 known = ", ".join(names) or "none"
                 raise ReportError(f"no data for account {account!r} (accounts: {known})")
             names = [account]
+        statuses = [s for s in statuses if account is None or s.account == account]
         accounts = [_account(con, tables, name, month) for name in names]
+        say_failures(accounts, statuses)
         if month is not None and accounts:
             wanted = periods.month_start(month)
             if not any(a.statement(wanted) for a in accounts):
                 raise ReportError(read_statement.no_statement(wanted, accounts))
         audits = _key_audit(con, tables) if "key_audit" in tables else []
-    return model.ReportData(accounts, audits, notices)
+    return model.ReportData(accounts, audits, notices, statuses)
 
 
 def _accounts(con: ReadConnection, tables: set[str]) -> list[str]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from dashboards import paths, static
+from dashboards.pages.account_status import status_files
 from dashboards.pages.common import File
 from dashboards.pages.dimensions import dimension_files
 from dashboards.pages.findings import placement_counts
@@ -57,6 +59,7 @@ def build_site(
     account: str | None = None,
     month: date | None = None,
     lock_timeout_s: float,
+    accounts: Sequence[str] = (),
 ) -> SiteResult:
     """Reads the warehouse read-only and writes the whole static site to ``out_dir``.
 
@@ -65,12 +68,15 @@ def build_site(
     month of each account's data; ReportError, naming the months the ledger covers, when no
     account has a statement for it). Every table of every page has a CSV of its rows beside it
     (``downloads``). ``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S, how long to wait for a
-    writer to let go of the warehouse.
+    writer to let go of the warehouse. ``accounts``: those of the accounts file, each listed with
+    its sync status even without data (pages/account_status.py).
     """
     out_dir = Path(out_dir).resolve()
     _check_replaceable(out_dir)
-    data = read_warehouse(Path(warehouse_path), account, month, lock_timeout_s=lock_timeout_s)
-    files: list[File] = site_index_file(data)
+    data = read_warehouse(
+        Path(warehouse_path), account, month, accounts, lock_timeout_s=lock_timeout_s
+    )
+    files: list[File] = [*site_index_file(data), *status_files(data)]
     if data.key_audit:
         files.extend(key_audit_file(data.key_audit))
     for acct in data.accounts:

@@ -83,14 +83,17 @@ def failures(outcomes: Sequence[AccountOutcome[T]]) -> list[AccountFailure]:
     return [o.failure for o in outcomes if o.failure is not None]
 
 
-def at_least_one(outcomes: Sequence[AccountOutcome[T]]) -> list[tuple[AccountSettings, T]]:
+def at_least_one(
+    outcomes: Sequence[AccountOutcome[T]], *, per_account: bool = False
+) -> list[tuple[AccountSettings, T]]:
     """The accounts that succeeded. When none did, the step fails: with what was raised when
-    there was one account (a single-account installation reads exactly as it always has), else
-    with one line per account."""
+    there was one account and no accounts file (``per_account`` False: a single-account
+    installation reads exactly as it always has), else with one line per account, each naming
+    its account (``--account NAME`` of a file narrows to one, and still says which)."""
     done = succeeded(outcomes)
     if done or not outcomes:
         return done
-    if len(outcomes) == 1 and outcomes[0].exception is not None:
+    if not per_account and len(outcomes) == 1 and outcomes[0].exception is not None:
         raise outcomes[0].exception
     lines = [f.line() for f in failures(outcomes)]
     raise Failure(

@@ -4,10 +4,11 @@ The daily refresh used to fire 30 minutes after the ledger sync was scheduled, w
 had finished, failed or was still running. Now the snapshots, the reconciliation and the reports
 are requested by a successful materialization of ``ledger_entries`` (Dagster's declarative
 automation, evaluated by ``creditlens_automation``), together in one run: snapshots first, so
-the cross-checks compare the ledger with figures fetched after it, then the reconciliation, whose
-blocking ERROR checks keep the reports from being rebuilt, and so from being called fresh, over
-findings nobody acknowledged. A failed sync materializes nothing and requests nothing; a sync
-whose blocking check failed, or one still running, holds the refresh back.
+the cross-checks compare the ledger with figures fetched after it, then the reconciliation, then
+the reports. The reconciliation's findings are ERROR checks that do not block: the reports are
+rebuilt over them and show them (a report held back would look stale exactly when there is
+something to see). A failed sync materializes nothing and requests nothing; a ledger whose
+blocking check failed (completeness, exactness), or one still running, holds the refresh back.
 
 A CLI sync refreshes the snapshots and reconciles in its own process, so its runs (tagged
 ``CLI_RUN_TAG``) request nothing here. The ``daily_refresh`` schedule keeps its name and time as

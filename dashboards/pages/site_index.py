@@ -14,6 +14,7 @@ from dashboards import paths
 from dashboards.markup import Html, link, para, section
 from dashboards.model import Account, ReportData
 from dashboards.money import signed_money_text
+from dashboards.pages.account_status import status_section
 from dashboards.pages.balance import balances
 from dashboards.pages.common import Downloads, File, month_label, page_file, when
 from dashboards.pages.forecast import forecast_line
@@ -51,6 +52,7 @@ def site_index_file(data: ReportData) -> list[File]:
             ),
         )
     )
+    body.append(status_section(data, path, downloads))
     if data.key_audit:
         body.append(
             section(

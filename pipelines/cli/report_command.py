@@ -33,6 +33,7 @@ def run_report(
             account=account,
             month=parse_month(month),
             lock_timeout_s=settings.lock_timeout_s,
+            accounts=[a.name for a in settings.accounts],
         )
     except ReportError as exc:
         raise UsageError(str(exc)) from None

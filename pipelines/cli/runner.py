@@ -24,16 +24,16 @@ from dagster._core.storage.tags import (
 from pipelines import progress
 from pipelines.account_work import AccountFailure
 from pipelines.cli.instance import cli_tags, instance
-from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
+from pipelines.sync_outcomes import SYNC_TAG
 
 __all__ = ["EPHEMERAL_EVENT_SETTINGS", "RunFailed", "RunOutcome", "instance", "run_job"]
 
 # Dagster's console logger prints every step, and a failure with its stack trace; the CLI prints
 # its own summary and one line per failure instead (the event log keeps everything).
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-# Checks whose failure is a finding of the reconciliation, not a failure of the command: they
-# block the reports in Dagster, and the CLI lists them (exit 3 with --fail-on-breaks).
-FINDINGS = frozenset({HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY})
+# A blocking check failed (the ledger's completeness or exactness): the run stops there. The
+# reconciliation's findings do not block: they are check results of a successful run, which the
+# CLI lists (exit 3 with --fail-on-breaks), never a failure of the command.
 BLOCKED_BY_CHECKS = "DagsterAssetCheckFailedError"
 
 
@@ -52,6 +52,8 @@ class RunOutcome:
     checks: dict[str, tuple[bool, str, dict[str, Any]]] = field(default_factory=dict)
     # Every observation, in order: with several accounts, each account's totals (or failure).
     observations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # A failed check's own sentence, when it gave one (never its metadata: a dict is not a line).
+    descriptions: dict[str, str] = field(default_factory=dict)
 
     def account_failures(self) -> list[AccountFailure]:
         return [
@@ -62,7 +64,11 @@ class RunOutcome:
 
     def observed(self, key: str, account: str) -> dict[str, Any] | None:
         """What the run observed of ``key`` for ``account`` (its last observation)."""
-        found = [m for k, m in self.observations if k == key and m.get("account") == account]
+        found = [
+            m
+            for k, m in self.observations
+            if k == key and m.get("account") == account and m.get("status") != "failed"
+        ]
         return found[-1] if found else None
 
 
@@ -109,10 +115,14 @@ def run_job(
     first: date | None = None,
     last: date | None = None,
     op_config: dict[str, dict[str, Any]] | None = None,
+    sync_id: str | None = None,
 ) -> RunOutcome:
-    """``op_config``: per op (asset) name, its config (the ledger's per-account ``since``)."""
+    """``op_config``: per op (asset) name, its config (the ledger's per-account ``since``);
+    ``sync_id``: the sync the run is part of, for ``sync_outcomes`` (pipelines/sync_outcomes.py)."""
     job = defs.resolve_job_def(job_name)
     tags = cli_tags()
+    if sync_id is not None:
+        tags[SYNC_TAG] = sync_id
     if first is not None and last is not None:
         tags[ASSET_PARTITION_RANGE_START_TAG] = first.isoformat()
         tags[ASSET_PARTITION_RANGE_END_TAG] = last.isoformat()
@@ -147,9 +157,9 @@ def run_job(
                 str(getattr(data.severity, "value", data.severity)),
                 _values(data.metadata),
             )
-    if not result.success and not (
-        _only_findings(result, outcome) or _only_accounts_failed(result, outcome)
-    ):
+            if data.description:
+                outcome.descriptions[data.check_name] = " ".join(data.description.split())
+    if not result.success and not _only_accounts_failed(result, outcome):
         raise RunFailed(first_failure(result, outcome) or f"the {job_name} run failed")
     return outcome
 
@@ -160,19 +170,6 @@ def _values(metadata: Any) -> dict[str, Any]:
 
 def _step_errors(result: Any) -> list[Any]:
     return [e.step_failure_data for e in result.all_events if e.is_step_failure]
-
-
-def _only_findings(result: Any, outcome: RunOutcome) -> bool:
-    """The run stopped only because reconciliation checks found something: a result to report,
-    which --fail-on-breaks turns into an exit code, not a failure of the sync."""
-    failures = _step_errors(result)
-    failed_checks = {name for name, (passed, _, _) in outcome.checks.items() if not passed}
-    return (
-        bool(failures)
-        and all(f.error is not None and f.error.cls_name == BLOCKED_BY_CHECKS for f in failures)
-        and bool(failed_checks)
-        and failed_checks <= FINDINGS
-    )
 
 
 def _only_accounts_failed(result: Any, outcome: RunOutcome) -> bool:
@@ -193,7 +190,12 @@ def first_failure(result: Any, outcome: RunOutcome | None = None) -> str | None:
             return " ".join(data.user_failure_data.description.split())
         error = data.error
         if error is not None and error.cls_name == BLOCKED_BY_CHECKS and outcome is not None:
-            failed = [f"{n} ({meta})" for n, (ok, _, meta) in outcome.checks.items() if not ok]
+            said = outcome.descriptions
+            failed = [
+                name + (f": {said[name]}" if name in said else "")
+                for name, (ok, _, _) in outcome.checks.items()
+                if not ok
+            ]
             return "blocking check failed: " + "; ".join(failed)
         # Dagster wraps the user's exception; its cause holds the message we wrote.
         while (

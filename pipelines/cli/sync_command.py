@@ -5,30 +5,23 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from pipelines.account_checks import SEPARATOR, named_per_account
+from pipelines.account_checks import named_per_account
 from pipelines.account_work import AccountFailure, failures, succeeded
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
-from pipelines.cli.history_summary import history_summary
 from pipelines.cli.progress_view import sync_progress
 from pipelines.cli.runner import RunOutcome, instance, run_job
+from pipelines.cli.sync_lines import failure_lines, summary_lines
+from pipelines.cli.sync_report import SyncReport
 from pipelines.definitions import build_definitions
 from pipelines.ledger.history import History
 from pipelines.ledger.history_asset import discover_histories, record_histories
 from pipelines.ledger.partitions import covering
-from pipelines.ledger.sync import LedgerSyncResult
-from pipelines.reconciliation.summary import (
-    BREAKDOWN,
-    HIDDEN_MOVEMENTS,
-    SUMMARY,
-    CheckRecord,
-    ReconciliationSummary,
-)
 from pipelines.settings import AccountSettings, Settings, parse_day
-from pipelines.snapshots.fetch import SnapshotResult
+from pipelines.sync_outcomes import outcome_rows
 from pipelines.warehouse.read import (
     WarehouseError,
     histories_cut_short,
@@ -37,83 +30,7 @@ from pipelines.warehouse.read import (
 )
 from transforms.entry_type import EntryTypeRules
 
-
-@dataclass
-class SyncReport:
-    """The three runs of a sync, read back through the types that wrote their metadata.
-
-    Every reader takes the account: a sync covers every configured account, and a run of
-    several records each account's figures as observations of its own (a run of one keeps
-    them on its materializations, as it always has)."""
-
-    first: date
-    last: date
-    ledger: RunOutcome
-    snapshots: RunOutcome
-    reconciliation: RunOutcome
-    history: History | None = None  # what discovery found, when it ran for this sync
-    begins: date | None = None  # where discovery found the ledger begins (this or an earlier run)
-    accounts: tuple[str, ...] = ()
-    per_account: bool = False  # lines and check names carry the account (an accounts file)
-    histories: dict[str, History] = field(default_factory=dict)
-    beginnings: dict[str, date] = field(default_factory=dict)
-    ranges: dict[str, tuple[date, date]] = field(default_factory=dict)
-    # Accounts that failed before any run (a missing key variable, discovery refused).
-    early_failures: list[AccountFailure] = field(default_factory=list)
-
-    def outcomes(self) -> list[RunOutcome]:
-        return [self.ledger, self.snapshots, self.reconciliation]
-
-    def _account(self, account: str | None) -> str | None:
-        return account if account is not None else (self.accounts[0] if self.accounts else None)
-
-    def ledger_result(self, account: str | None = None) -> LedgerSyncResult | None:
-        name = self._account(account)
-        meta = self.ledger.observed("ledger_entries", name) if name else None
-        meta = meta or (self.ledger.materializations.get("ledger_entries") if not account else None)
-        return LedgerSyncResult.from_metadata(meta, self.ledger.run_id) if meta else None
-
-    def snapshot_results(self, account: str | None = None) -> dict[str, SnapshotResult]:
-        name = self._account(account)
-        found: dict[str, SnapshotResult] = {}
-        for key, meta in self.snapshots.materializations.items():
-            observed = self.snapshots.observed(key, name) if name else None
-            if observed is not None:
-                found[key] = SnapshotResult.from_metadata(observed)
-            elif "accounts" not in meta and (name is None or meta.get("account") == name):
-                found[key] = SnapshotResult.from_metadata(meta)
-        return found
-
-    def reconciliation_summary(self, account: str | None = None) -> ReconciliationSummary | None:
-        name = self._account(account)
-        meta = self.reconciliation.observed("balance_breaks", name) if name else None
-        if meta is None:
-            meta = self.reconciliation.materializations.get("balance_breaks")
-            if meta is not None and "accounts" in meta:  # the totals of several accounts
-                meta = None
-        return ReconciliationSummary.from_metadata(meta) if meta is not None else None
-
-    def reconciliation_checks(self, account: str | None = None) -> list[CheckRecord]:
-        name = self._account(account)
-        return [
-            CheckRecord.from_metadata(check.split(SEPARATOR, 1)[0], passed, meta)
-            for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items())
-            if name is None or meta.get("account", name) == name
-        ]
-
-    def failures(self) -> list[AccountFailure]:
-        """One per failed account, its first failure: the others follow from it."""
-        seen: dict[str, AccountFailure] = {}
-        for failure in [*self.early_failures, *self.ledger.account_failures(),
-                        *self.snapshots.account_failures()]:  # fmt: skip
-            seen.setdefault(failure.account, failure)
-        return list(seen.values())
-
-    def has_breaks(self) -> bool:
-        return any(
-            summary is not None and summary.has_breaks
-            for summary in (self.reconciliation_summary(a) for a in self.accounts or (None,))
-        )
+__all__ = ["SyncReport", "failure_lines", "run_sync", "summary_lines"]
 
 
 def resolve_range(
@@ -175,10 +92,13 @@ def run_sync(
     accounts at once inside each; one account failing fails only itself."""
     settings = settings.selecting(accounts)
     per_account = named_per_account(settings)
+    sync_id = f"cli-{uuid.uuid4().hex}"
     ready, early = _ready_accounts(settings)
     check_writable(settings)
     synced = _read_or_nothing(last_synced_days, settings)
-    histories, failed = discover_new(_only(settings, ready), synced)
+    histories, failed = discover_new(_only(settings, ready), synced) if ready else ({}, [])
+    failed = [replace(f, step="discovery") for f in failed]  # the step's name in sync_outcomes
+    _record(settings, _before_runs(sync_id, early, histories, failed))
     # An account whose history an older discovery cut short syncs again from its first day
     # (unless CREDITLENS_LEDGER_START says where to start: then nothing was cut).
     healed = {n for n, h in histories.items() if h.reaches_back and not settings.ledger_start}
@@ -196,7 +116,8 @@ def run_sync(
         return SyncReport(
             *_today(), *(RunOutcome(job, True) for job in JOBS), accounts=tuple(names),
             per_account=per_account, histories=histories, beginnings=beginnings,
-            early_failures=early,
+            early_failures=early, sync_id=sync_id, warehouse=settings.warehouse,
+            lock_timeout_s=settings.lock_timeout_s,
         )  # fmt: skip
     first = min(r[0] for r in ranges.values())
     last = max(r[1] for r in ranges.values())
@@ -207,22 +128,53 @@ def run_sync(
         ledger = run_job(
             build_definitions(syncing), "ledger_sync", dagster_instance, first=first, last=last,
             op_config={"ledger_entries": {"since": since_by_account}} if since_by_account else None,
+            sync_id=sync_id,
         )  # fmt: skip
-    landed = [a for a in ready if a.name not in {f.account for f in ledger.account_failures()}]
+    unlanded = [f.account for f in ledger.account_failures()]
+    landed = [a for a in ready if a.name not in unlanded]
     if landed:
         defs = build_definitions(_only(settings, landed))
-        snapshots = run_job(defs, "snapshot_sync", dagster_instance)
-        reconciliation = run_job(defs, "reconciliation_run", dagster_instance)
+        snapshots = run_job(defs, "snapshot_sync", dagster_instance, sync_id=sync_id)
+        reconciliation = run_job(defs, "reconciliation_run", dagster_instance, sync_id=sync_id)
     else:
         snapshots, reconciliation = RunOutcome(JOBS[1], True), RunOutcome(JOBS[2], True)
+    for step in ("snapshots", "reconciliation"):
+        _record(settings, outcome_rows(sync_id, step, skipped=unlanded))
     only = names[0] if len(names) == 1 else None
     return SyncReport(
         first, last, ledger, snapshots, reconciliation,
         history=histories.get(only) if only else None,
         begins=beginnings.get(only) if only else None,
         accounts=tuple(names), per_account=per_account, histories=histories,
-        beginnings=beginnings, ranges=ranges, early_failures=early,
+        beginnings=beginnings, ranges=ranges, early_failures=early, sync_id=sync_id,
+        warehouse=settings.warehouse, lock_timeout_s=settings.lock_timeout_s,
     )  # fmt: skip
+
+
+def _before_runs(
+    sync_id: str,
+    unready: Sequence[AccountFailure],
+    histories: dict[str, History],
+    undiscovered: Sequence[AccountFailure],
+) -> list[dict[str, object]]:
+    """What the CLI did before its runs, and the steps an account failing there skips (every
+    account of the sync then has a row for the ledger, whatever happened to it)."""
+    stopped = [f.account for f in unready]
+    rows = outcome_rows(sync_id, "settings", failed=unready)
+    rows += outcome_rows(sync_id, "discovery", ok=histories, failed=undiscovered, skipped=stopped)
+    stopped += [f.account for f in undiscovered]
+    for step in ("ledger", "snapshots", "reconciliation"):
+        rows += outcome_rows(sync_id, step, skipped=stopped)
+    return rows
+
+
+def _record(settings: Settings, rows: list[dict[str, object]]) -> None:
+    """Rows of sync_outcomes the CLI itself writes (only when an account failed or discovery
+    ran), published at once: analysts read the copy."""
+    if rows:
+        warehouse = settings.open_warehouse()
+        warehouse.append("sync_outcomes", rows)
+        warehouse.publish_analyst_copy()
 
 
 JOBS = ("ledger_sync", "snapshot_sync", "reconciliation_run")
@@ -239,8 +191,9 @@ def _only(settings: Settings, accounts: Sequence[AccountSettings]) -> Settings:
 
 def _ready_accounts(settings: Settings) -> tuple[list[AccountSettings], list[AccountFailure]]:
     """The accounts whose URL and key variable are set. A single account fails fast, with its
-    one line, as it always has; among several, one missing key fails only its account."""
-    if len(settings.accounts) == 1:
+    one line, as it always has; among several (or with an accounts file), one missing key fails
+    only its account, its line naming it."""
+    if not named_per_account(settings):
         settings.accounts[0].api_settings()
         return list(settings.accounts), []
     ready, failed = [], []
@@ -279,7 +232,7 @@ def discover_new(
         account.name: replace(history, replaces_first_day=cut_short.get(account.name))
         for account, history in succeeded(outcomes)
     }
-    if len(settings.accounts) == 1 and outcomes[0].exception is not None:
+    if not named_per_account(settings) and outcomes[0].exception is not None:
         raise outcomes[0].exception
     if found:
         record_histories(settings.open_warehouse(), list(found.values()), f"cli-{uuid.uuid4().hex}")
@@ -290,107 +243,3 @@ def discover_if_new(settings: Settings) -> History | None:
     """``discover_new`` for a single-account installation."""
     found, _ = discover_new(settings)
     return found.get(settings.account.name)
-
-
-def summary_lines(report: SyncReport) -> list[str]:
-    """What the sync did: with an accounts file one line per account that synced (its failures
-    are ``failure_lines``, for stderr), else the single account's lines as they always were."""
-    if report.per_account:
-        failed = {f.account for f in report.failures()}
-        return [account_line(report, name) for name in report.accounts if name not in failed]
-    return single_account_lines(report)
-
-
-def failure_lines(report: SyncReport) -> list[str]:
-    return [failure.line() for failure in report.failures()]
-
-
-def account_line(report: SyncReport, account: str) -> str:
-    """One account's sync on one line: the ledger, the snapshots, the reconciliation."""
-    parts = []
-    history = report.histories.get(account)
-    if history is not None and history.first_day is not None:
-        parts.append(f"history: the ledger begins {history.first_day.isoformat()}")
-    ledger = report.ledger_result(account)
-    parts.append(ledger.summary() if ledger else "ledger: not synced")
-    snapshots = report.snapshot_results(account)
-    stored = sum(1 for s in snapshots.values() if s.stored)
-    odd = sum(1 for s in snapshots.values() if not s.shape_ok)
-    parts.append(
-        f"snapshots: {stored} stored, {len(snapshots) - stored} unchanged"
-        + (f", {odd} of unexpected shape (kept as raw JSON)" if odd else "")
-    )
-    summary = report.reconciliation_summary(account)
-    if summary is not None:
-        parts.append(
-            f"reconciliation: {summary.movements} hidden movement(s) (gross {summary.gross}, "
-            f"net {summary.net}), {summary.mismatches} breakdown mismatch(es), "
-            f"{summary.unacknowledged} not acknowledged"
-        )
-    return f"{account}: " + "; ".join(parts)
-
-
-def single_account_lines(report: SyncReport) -> list[str]:
-    lines = history_lines(report)
-    ledger = report.ledger_result()
-    if ledger is not None:
-        lines.append(ledger.summary())
-    for name, snapshot in sorted(report.snapshot_results().items()):
-        state = "stored" if snapshot.stored else "unchanged"
-        shape = "" if snapshot.shape_ok else " (unexpected shape: kept as raw JSON)"
-        lines.append(f"{name}: {state}{shape}")
-    lines += reconciliation_lines(report)
-    failed = [
-        f"check {name} failed: {meta}"
-        for outcome in (report.ledger, report.snapshots)
-        for name, (passed, _sev, meta) in outcome.checks.items()
-        if not passed
-    ]
-    return lines + failed
-
-
-def reconciliation_lines(report: SyncReport) -> list[str]:
-    summary = report.reconciliation_summary()
-    if summary is None:
-        return []
-    lines = [
-        f"reconciliation ({summary.sign_convention}, tolerance {summary.tolerance}): "
-        f"{summary.movements} hidden movement(s) (gross {summary.gross}, net {summary.net}) and "
-        f"{summary.mismatches} breakdown mismatch(es); {summary.acknowledged} acknowledged, "
-        f"{summary.unacknowledged} not"
-    ]
-    if summary.opening_status == "skipped":  # a break is listed with the movements below
-        lines.append(f"  opening: {summary.opening_message}")
-    for check in report.reconciliation_checks():
-        if check.name == HIDDEN_MOVEMENTS and not check.passed:
-            lines += [
-                f"  hidden movement {row.get('break_id')} ({row.get('placement')}): "
-                f"{row.get('detail')}"
-                for row in check.breaks[:10]
-            ]
-            if (check.hidden_movements or 0) > 10:
-                lines.append(
-                    "  ... every one: creditlens breaks list, or the hidden_movements view"
-                )
-        elif check.name == BREAKDOWN and not check.passed:
-            lines.append(f"  {check.name}: {check.message}")
-            lines += [
-                f"  breakdown mismatch {row.get('break_id')}: {row.get('detail')}"
-                for row in check.breaks[:10]
-            ]
-        elif check.name == SUMMARY and check.status == "break":
-            continue  # listed with the movements, as the one after the last entry
-        elif not check.passed or check.status == "unavailable":
-            lines.append(f"  {check.name}: {check.message}")
-    if summary.unacknowledged:
-        lines.append(
-            "  see: creditlens breaks list; acknowledge a known one with "
-            "creditlens breaks ack BREAK_ID --reason TEXT"
-        )
-    return lines
-
-
-def history_lines(report: SyncReport) -> list[str]:
-    """What history discovery found when it ran, and the synced days against where the ledger
-    begins (pipelines/cli/history_summary.py)."""
-    return history_summary(report.history, report.begins, report.first)

@@ -35,6 +35,7 @@ from dagster import (
 from pydantic import Field
 
 from pipelines import progress
+from pipelines.account_checks import named_per_account
 from pipelines.account_work import (
     OneWriter,
     at_least_one,
@@ -46,6 +47,7 @@ from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import AccountSettings, Settings
+from pipelines.sync_outcomes import record_step
 from pipelines.warehouse.row_counts import DayRows, ledger_days
 
 LEDGER = AssetKey("ledger_entries")
@@ -158,7 +160,8 @@ def build_ledger_asset(
                 progress.report("ledger.failed", failure=failure)
                 context.log.error(failure.line())
                 context.log_event(AssetObservation(asset_key=LEDGER, metadata=failure.metadata()))
-            landed = at_least_one(outcomes)
+            record_step(wh, "ledger", outcomes, tags=context.run.tags, run_id=context.run.run_id)
+            landed = at_least_one(outcomes, per_account=named_per_account(platform_api.settings()))
             if several:
                 wh.publish_analyst_copy()
             days = ledger_days(

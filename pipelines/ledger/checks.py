@@ -20,12 +20,9 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetKey,
-    DagsterEventType,
     multi_asset_check,
 )
 
-from pipelines.account_checks import named_per_account
-from pipelines.account_work import AccountFailure
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
 from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_sync_counts_of
@@ -33,10 +30,6 @@ from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_
 LEDGER = AssetKey("ledger_entries")
 FETCHED = "fetched_equals_landed_plus_quarantined"
 UNIQUE = "entry_ids_unique"
-# With an accounts file: the accounts whose sync failed in this run (a rejected key, an
-# unreachable host), not blocking: the others landed and are refreshed. Without one, the
-# account's failure fails the run, as it always has.
-SYNCED = "accounts_synced"
 DESCRIPTIONS = {
     FETCHED: "Nothing lost, nothing doubled: for every account, each entry fetched is landed or "
     "quarantined.",
@@ -47,16 +40,6 @@ DESCRIPTIONS = {
 def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
     specs = [AssetCheckSpec(n, asset=LEDGER, blocking=True, description=d) for n, d in
              DESCRIPTIONS.items()]  # fmt: skip
-    if named_per_account(settings):
-        specs.append(
-            AssetCheckSpec(
-                SYNCED,
-                asset=LEDGER,
-                blocking=False,
-                description="Every account synced in this run: one whose key is rejected or "
-                "whose host is unreachable is named here, and the others land.",
-            )
-        )
 
     @multi_asset_check(name="ledger_checks", specs=specs)
     def ledger_checks(
@@ -82,8 +65,6 @@ def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
             description=f"repeated entry ids in {', '.join(broken)}" if broken else None,
             metadata={"duplicate_ids": sum(duplicates.values()), **_by_account(duplicates)},
         )
-        if len(specs) > len(DESCRIPTIONS):
-            yield _synced(accounts, counts, _failures_of_run(context), context.run.run_id)
 
     return ledger_checks
 
@@ -106,6 +87,11 @@ def _invariant(accounts: list[str], counts: dict[str, SyncCounts]) -> AssetCheck
             asset_key=LEDGER,
             passed=not broken,
             severity=AssetCheckSeverity.ERROR,
+            description=(
+                f"fetched {only.fetched} != landed {only.landed} + quarantined {only.quarantined}"
+                if broken
+                else None
+            ),
             metadata={
                 "run_id": only.run_id,
                 "fetched": only.fetched,
@@ -128,49 +114,5 @@ def _invariant(accounts: list[str], counts: dict[str, SyncCounts]) -> AssetCheck
             "accounts": len(accounts),
             "accounts_never_synced": len(accounts) - len(counts),
             **_by_account(figures),
-        },
-    )
-
-
-def _failures_of_run(context: AssetCheckExecutionContext) -> dict[str, AccountFailure]:
-    """The accounts the ledger step of this run recorded as failed (their observations)."""
-    records = context.instance.get_records_for_run(
-        context.run.run_id, of_type=DagsterEventType.ASSET_OBSERVATION
-    ).records
-    failed: dict[str, AccountFailure] = {}
-    for record in records:
-        observation = record.event_log_entry.asset_observation
-        if observation is None or observation.asset_key != LEDGER:
-            continue
-        metadata = {k: getattr(v, "value", v) for k, v in observation.metadata.items()}
-        if metadata.get("status") == "failed":
-            failure = AccountFailure.from_metadata(metadata)
-            failed[failure.account] = failure
-    return failed
-
-
-def _synced(
-    accounts: list[str],
-    counts: dict[str, SyncCounts],
-    failed: dict[str, AccountFailure],
-    run_id: str,
-) -> AssetCheckResult:
-    """Failed: the accounts this run recorded no sync of, each with its one line."""
-    lines = {}
-    for account in accounts:
-        if account in failed:
-            lines[account] = failed[account].line()
-        elif account not in counts or counts[account].run_id != run_id:
-            lines[account] = f"account {account}: ledger: no sync of it was recorded by this run"
-    return AssetCheckResult(
-        check_name=SYNCED,
-        asset_key=LEDGER,
-        passed=not lines,
-        severity=AssetCheckSeverity.ERROR,
-        description="; ".join(lines.values()) or None,
-        metadata={
-            "accounts": len(accounts),
-            "accounts_failed": len(lines),
-            **_by_account({a: lines.get(a, "synced") for a in accounts}),
         },
     )

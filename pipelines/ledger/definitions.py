@@ -7,6 +7,7 @@ from __future__ import annotations
 from dagster import Definitions, define_asset_job
 
 from pipelines.automation import ledger_freshness
+from pipelines.ledger.accounts_synced import build_accounts_synced
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import build_ledger_checks
 from pipelines.ledger.history_asset import ledger_history
@@ -32,7 +33,7 @@ def build_definitions(settings: Settings) -> Definitions:
                 settings, partitions, ledger_freshness(settings.ledger_stale_after_hours)
             ),
         ],
-        asset_checks=[build_ledger_checks(settings)],
+        asset_checks=[build_ledger_checks(settings), *build_accounts_synced(settings)],
         jobs=[job, discovery],
         schedules=[build_ledger_schedule(job, partitions, settings.lookback_days)],
     )

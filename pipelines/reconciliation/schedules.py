@@ -1,11 +1,23 @@
-"""The reconciliation job; the daily refresh schedule runs it after the snapshots."""
+"""The reconciliation job; the daily refresh schedule runs it after the snapshots.
 
-from dagster import AssetSelection, define_asset_job
+It ends with the ledger's ``accounts_synced`` (with an accounts file), evaluated after the
+reconciliation: the last run of a sync names every account that failed in any of its steps.
+"""
 
+from dagster import AssetCheckKey, AssetSelection, define_asset_job
+
+from pipelines.ledger.accounts_synced import LEDGER
+from pipelines.ledger.checks import FETCHED, UNIQUE
 from pipelines.reconciliation.assets import OUTPUTS
+
+# The ledger's checks but its invariants (they belong to the run that lands it): accounts_synced,
+# where it is defined.
+ACCOUNTS_SYNCED = AssetSelection.checks_for_assets(LEDGER) - AssetSelection.checks(
+    *(AssetCheckKey(LEDGER, name) for name in (FETCHED, UNIQUE))
+)
 
 reconciliation_job = define_asset_job(
     "reconciliation_run",
-    selection=AssetSelection.assets(*OUTPUTS),
+    selection=AssetSelection.assets(*OUTPUTS) | ACCOUNTS_SYNCED,
     description="Reconcile the landed ledger against itself and the snapshots.",
 )

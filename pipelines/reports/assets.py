@@ -44,12 +44,14 @@ def reports(
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
     with warehouse.step(context, "reports"):
+        accounts = [a.name for a in warehouse.settings().accounts]
         result = build_site(
             warehouse.path,
             reports_config.out_dir,
             account=None,
             month=month,
             lock_timeout_s=warehouse.lock_timeout_s,
+            accounts=accounts,
         )
     for notice in result.notices:
         context.log.warning(notice)

@@ -1,7 +1,8 @@
 """The reports domain: the site asset, its jobs (the build, the daily refresh) and schedules.
 
 The site is stale in the UI when it was not rebuilt within CREDITLENS_LEDGER_STALE_AFTER_HOURS,
-as the ledger it follows: a build held back by a failed blocking check shows up there.
+as the ledger it follows: a build held back by a failed blocking check of the ledger shows up
+there (the reconciliation's findings never hold it back).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from dagster import (
     asset,
 )
 
+from pipelines.account_checks import named_per_account
 from pipelines.account_work import OneWriter, at_least_one, failures, for_each_account
 from pipelines.automation import after_ledger_sync
 from pipelines.dagster_metadata import row_count
@@ -24,6 +25,7 @@ from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import AccountSettings
 from pipelines.snapshots.fetch import SnapshotResult, snapshot
 from pipelines.snapshots.registry import SNAPSHOTS, SnapshotEndpoint
+from pipelines.sync_outcomes import record_step
 from pipelines.warehouse.row_counts import table_rows
 
 
@@ -69,7 +71,11 @@ def _snapshot_asset(endpoint: SnapshotEndpoint) -> AssetsDefinition:
                 context.log_event(
                     AssetObservation(asset_key=context.asset_key, metadata=failure.metadata())
                 )
-            done = at_least_one(outcomes)
+            record_step(
+                wh, "snapshots", outcomes, tags=context.run.tags, run_id=context.run.run_id,
+                part=endpoint.table,
+            )  # fmt: skip
+            done = at_least_one(outcomes, per_account=named_per_account(platform_api.settings()))
             for _, result in done:
                 if result.warning:
                     context.log.warning(f"{result.account}: {result.warning}")

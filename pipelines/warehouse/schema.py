@@ -34,6 +34,7 @@ from pipelines.warehouse.ledger_tables import (
     SYNC_RUNS,
     quarantine_identity_sql,
 )
+from pipelines.warehouse.outcome_tables import ACCOUNT_STATUS, SYNC_OUTCOMES
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
     BREAK_PLACEMENT,
@@ -182,6 +183,13 @@ MIGRATIONS: list[Migration] = [
             *(LEDGER_HISTORY.add_column_sql(c) for c in HISTORY_PROBED),
             *LEDGER_HISTORY.comment_sql(),
         ),
+    ),
+    # An account that failed (a rejected key in discovery) was in no Dagster run and on no
+    # page: each sync's outcome per account and step, and each account's latest state.
+    Migration(
+        11,
+        "sync outcomes per account and step, and account_status",
+        (SYNC_OUTCOMES, ACCOUNT_STATUS),
     ),
 ]
 

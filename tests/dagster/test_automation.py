@@ -94,3 +94,38 @@ def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
     sync_days(settings, dagster_instance, s.first_day, 1)
     tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
     assert _requested(tick) == set()
+
+
+def test_findings_do_not_hold_the_reports_back(
+    simulated: Start, creditlens_env: Env, tmp_path: Path
+) -> None:
+    """A reconciliation that finds something is a successful run with red checks: the reports
+    build in it and are requested again after the next ledger sync, showing the findings."""
+    s = simulated("hidden_movements")
+    settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
+    dagster_instance = DagsterInstance.ephemeral()
+    defs = build_definitions(settings)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance)
+    assert _ui_sync(defs, dagster_instance, s)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == {*REFRESH, "reports"}
+    refresh = defs.resolve_job_def("daily_refresh").execute_in_process(
+        instance=dagster_instance, run_config=QUIET, raise_on_error=False
+    )
+    assert refresh.success
+    checks = {
+        e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
+        for e in refresh.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
+    hidden = checks["no_hidden_movements"]
+    assert not hidden.passed and not hidden.blocking and hidden.metadata["breaks"].value
+    assert refresh.asset_materializations_for_node("reports")
+    index = (tmp_path / "reports" / "index.html").read_text()
+    assert "Open hidden movements" in index
+
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == set()  # refreshed: nothing until the ledger syncs again
+    assert _ui_sync(defs, dagster_instance, s)  # the next sync: the findings are still open
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    assert _requested(tick) == {*REFRESH, "reports"}  # a failed ERROR check holds nothing back

@@ -20,7 +20,7 @@ from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.settings import Settings
 from simulator import NetworkSpec
 from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, landed, truth
+from tests.pipeline.helpers import cli, cli_in_process, landed, truth
 
 Start = Callable[..., Simulated]
 
@@ -139,7 +139,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert set(only.reconciliation.checks) == {
         f"{base}__globex"
         for base in ("no_hidden_movements", "breakdown_matches_ledger", "summary_matches_ledger")
-    }
+    } | {"accounts_synced"}  # the sync's last run ends with it
 
 
 def test_an_unknown_account_is_one_line(
@@ -161,3 +161,14 @@ def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
     assert landed(settings.warehouse, s.company) == truth(s)
     assert s.sim.traffic.rate_limited > 0, "the limiter never refused: the test proves nothing"
     assert not report.failures()
+
+
+def test_one_account_named_alone_fails_with_its_prefix_in_the_ledger_too(
+    agency: tuple[Simulated, Simulated, dict[str, str]],
+) -> None:
+    """initech has no history discovery here: its key is refused by the ledger run, which
+    still says which account it was when it is the run's only one."""
+    result = cli_in_process("sync", "--account", "initech", env=agency[2])
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("creditlens:")]
+    assert len(errors) == 1 and errors[0].startswith("creditlens: error: account initech: ledger: ")

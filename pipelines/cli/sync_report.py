@@ -1,0 +1,134 @@
+"""What one `creditlens sync` did, read back from its three runs for the summary and exit code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from pipelines.account_checks import SEPARATOR
+from pipelines.account_work import AccountFailure
+from pipelines.cli.runner import RunOutcome
+from pipelines.ledger.history import History
+from pipelines.ledger.sync import LedgerSyncResult
+from pipelines.reconciliation.summary import (
+    BREAKDOWN,
+    HIDDEN_MOVEMENTS,
+    SUMMARY,
+    CheckRecord,
+    ReconciliationSummary,
+)
+from pipelines.snapshots.fetch import SnapshotResult
+from pipelines.warehouse.outcomes import outcomes_of_sync
+
+# The reconciliation run also ends with the ledger's accounts_synced: not a finding.
+RECONCILIATION_CHECKS = (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
+
+
+@dataclass
+class SyncReport:
+    """The three runs of a sync, read back through the types that wrote their metadata.
+
+    Every reader takes the account: a sync covers every configured account, and a run of
+    several records each account's figures as observations of its own (a run of one keeps
+    them on its materializations, as it always has)."""
+
+    first: date
+    last: date
+    ledger: RunOutcome
+    snapshots: RunOutcome
+    reconciliation: RunOutcome
+    history: History | None = None  # what discovery found, when it ran for this sync
+    begins: date | None = None  # where discovery found the ledger begins (this or an earlier run)
+    accounts: tuple[str, ...] = ()
+    per_account: bool = False  # lines and check names carry the account (an accounts file)
+    histories: dict[str, History] = field(default_factory=dict)
+    beginnings: dict[str, date] = field(default_factory=dict)
+    ranges: dict[str, tuple[date, date]] = field(default_factory=dict)
+    # Accounts that failed before any run (a missing key variable, discovery refused).
+    early_failures: list[AccountFailure] = field(default_factory=list)
+    sync_id: str = ""  # what its rows in sync_outcomes share
+    warehouse: Path | None = None  # where they are
+    lock_timeout_s: float = field(kw_only=True)  # CREDITLENS_LOCK_TIMEOUT_S
+    _failures: list[AccountFailure] | None = field(default=None, repr=False)
+
+    def outcomes(self) -> list[RunOutcome]:
+        return [self.ledger, self.snapshots, self.reconciliation]
+
+    def _account(self, account: str | None) -> str | None:
+        return account if account is not None else (self.accounts[0] if self.accounts else None)
+
+    def ledger_result(self, account: str | None = None) -> LedgerSyncResult | None:
+        name = self._account(account)
+        meta = self.ledger.observed("ledger_entries", name) if name else None
+        meta = meta or (self.ledger.materializations.get("ledger_entries") if not account else None)
+        return LedgerSyncResult.from_metadata(meta, self.ledger.run_id) if meta else None
+
+    def snapshot_results(self, account: str | None = None) -> dict[str, SnapshotResult]:
+        name = self._account(account)
+        found: dict[str, SnapshotResult] = {}
+        for key, meta in self.snapshots.materializations.items():
+            observed = self.snapshots.observed(key, name) if name else None
+            if observed is not None:
+                found[key] = SnapshotResult.from_metadata(observed)
+            elif "accounts" not in meta and (name is None or meta.get("account") == name):
+                found[key] = SnapshotResult.from_metadata(meta)
+        return found
+
+    def reconciliation_summary(self, account: str | None = None) -> ReconciliationSummary | None:
+        name = self._account(account)
+        meta = self.reconciliation.observed("balance_breaks", name) if name else None
+        if meta is None:
+            meta = self.reconciliation.materializations.get("balance_breaks")
+            if meta is not None and "accounts" in meta:  # the totals of several accounts
+                meta = None
+        return ReconciliationSummary.from_metadata(meta) if meta is not None else None
+
+    def reconciliation_checks(self, account: str | None = None) -> list[CheckRecord]:
+        name = self._account(account)
+        return [
+            CheckRecord.from_metadata(check.split(SEPARATOR, 1)[0], passed, meta)
+            for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items())
+            if check.split(SEPARATOR, 1)[0] in RECONCILIATION_CHECKS
+            and (name is None or meta.get("account", name) == name)
+        ]
+
+    def failures(self) -> list[AccountFailure]:
+        """One per failed account, its first failure (the others follow from it), in the
+        accounts' order: as this sync recorded them in ``sync_outcomes``, the record the site and
+        the checks read too; from the runs' own events for a report made without a warehouse."""
+        if self._failures is None:
+            recorded = self._recorded_failures()
+            self._failures = recorded if recorded is not None else self._run_failures()
+        return self._failures
+
+    def _recorded_failures(self) -> list[AccountFailure] | None:
+        if self.warehouse is None or not self.sync_id:
+            return None
+        outcomes = outcomes_of_sync(
+            self.warehouse, self.sync_id, lock_timeout_s=self.lock_timeout_s
+        )
+        if not outcomes:
+            return None
+        first: dict[str, AccountFailure] = {}
+        for outcome in outcomes:
+            if outcome.result == "failed" and outcome.error:
+                prefix = f"account {outcome.account}: "
+                step, _, error = outcome.error.removeprefix(prefix).partition(": ")
+                first.setdefault(outcome.account, AccountFailure(outcome.account, step, error, ""))
+        order = {name: i for i, name in enumerate(self.accounts)}
+        return sorted(first.values(), key=lambda f: order.get(f.account, len(order)))
+
+    def _run_failures(self) -> list[AccountFailure]:
+        seen: dict[str, AccountFailure] = {}
+        for failure in [*self.early_failures, *self.ledger.account_failures(),
+                        *self.snapshots.account_failures(),
+                        *self.reconciliation.account_failures()]:  # fmt: skip
+            seen.setdefault(failure.account, failure)
+        return list(seen.values())
+
+    def has_breaks(self) -> bool:
+        return any(
+            summary is not None and summary.has_breaks
+            for summary in (self.reconciliation_summary(a) for a in self.accounts or (None,))
+        )
