@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from pipelines.account_checks import SEPARATOR, named_per_account
+from pipelines.account_checks import SEPARATOR, asset_path, named_per_account
 from pipelines.account_work import AccountFailure, failures, succeeded
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
@@ -80,11 +80,8 @@ class SyncReport:
 
     def reconciliation_summary(self, account: str | None = None) -> ReconciliationSummary | None:
         name = self._account(account)
-        meta = self.reconciliation.observed("balance_breaks", name) if name else None
-        if meta is None:
-            meta = self.reconciliation.materializations.get("balance_breaks")
-            if meta is not None and "accounts" in meta:  # the totals of several accounts
-                meta = None
+        path = asset_path("balance_breaks", name or "", self.per_account and name is not None)
+        meta = self.reconciliation.materializations.get("/".join(path))  # the account's asset
         return ReconciliationSummary.from_metadata(meta) if meta is not None else None
 
     def reconciliation_checks(self, account: str | None = None) -> list[CheckRecord]:

@@ -9,7 +9,7 @@ findings nobody acknowledged, so the reports are not rebuilt over them and do no
 """
 
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import polars as pl
 from dagster import (
@@ -18,14 +18,13 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
-    AssetObservation,
     AssetsDefinition,
     AssetSpec,
     MaterializeResult,
     multi_asset,
 )
 
-from pipelines.account_checks import check_names
+from pipelines.account_checks import account_asset_paths, check_names, named_per_account
 from pipelines.automation import with_the_refresh
 from pipelines.dagster_metadata import row_count
 from pipelines.reconciliation.resources import ReconcileResource
@@ -41,10 +40,11 @@ from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
-from pipelines.warehouse.row_counts import table_rows
+from pipelines.warehouse.row_counts import account_rows, table_rows
 from transforms.cross_checks import CheckOutcome
 
 UPSTREAM = [AssetKey("ledger_entries"), *(AssetKey(table) for table in SNAPSHOT_TABLES)]
+GROUP = "reconciliation"  # every asset of the group is one of the multi-asset's OUTPUTS
 OUTPUTS = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
 
 
@@ -75,32 +75,43 @@ CHECKS = {
 
 
 def build_reconciliation(settings: Settings) -> AssetsDefinition:
-    """The reconciliation of every configured account, with each account's checks."""
+    """The reconciliation of every configured account, with each account's checks.
+
+    With an accounts file, each account's four outputs are its own assets (``acme/balance_breaks``,
+    its checks on it): a run that reconciles some accounts (``creditlens sync --account acme``,
+    or one where an account failed) leaves the others' latest materializations, and so their
+    checks' last results, as they were. Without one, the plain keys it always had."""
     names = {base: check_names(base, settings) for base in CHECKS}
+    per_account = named_per_account(settings)
+    keys = {
+        output: {a: AssetKey(path) for a, path in account_asset_paths(output, settings).items()}
+        for output in OUTPUTS
+    }
 
     @multi_asset(
         name="reconciliation",
-        group_name="reconciliation",
+        group_name=GROUP,
         pool=WAREHOUSE_POOL,
         specs=[
             AssetSpec(
-                output,
+                keys[output][account],
                 deps=UPSTREAM,
                 automation_condition=with_the_refresh(),
-                description=description,
+                description=f"{description} (account {account})" if per_account else description,
                 kinds={"duckdb", "polars"},
             )
             for output, description in SPECS.items()
+            for account in keys[output]
         ],
         check_specs=[
             AssetCheckSpec(
                 name,
-                asset="balance_breaks",
+                asset=keys["balance_breaks"][account],
                 blocking=True,
                 description=f"{CHECKS[base]} (account {account})",
             )
-            for base, per_account in names.items()
-            for account, name in per_account.items()
+            for base, per_account_names in names.items()
+            for account, name in per_account_names.items()
         ],
     )
     def reconciliation(
@@ -108,7 +119,7 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
         platform_api: PlatformApiResource,
         warehouse: WarehouseResource,
         reconcile_config: ReconcileResource,
-    ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
+    ) -> Iterator[MaterializeResult | AssetCheckResult]:
         accounts = [a.name for a in platform_api.accounts()]
         results = []
         with warehouse.step(context, "reconciliation"):
@@ -117,24 +128,21 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 options = reconcile_config.options(account)
                 results.append(reconcile_account(wh, account, options, context.run.run_id))
             wh.publish_analyst_copy()
-            rows = table_rows(wh.path, OUTPUTS)
-        summaries = [ReconciliationSummary.of(result) for result in results]
-        for output in OUTPUTS:
-            if len(summaries) == 1:
-                only = summaries[0]
-                metadata = only.metadata() if output == "balance_breaks" else only.common_metadata()
-            else:
-                metadata = _totals(summaries)
-            yield MaterializeResult(
-                asset_key=output, metadata={**metadata, **row_count(rows[output])}
-            )
-        for result, summary in zip(results, summaries, strict=True):
-            if len(summaries) > 1:
-                yield AssetObservation(asset_key="balance_breaks", metadata=summary.metadata())
+            counts = _row_counts(wh.path, accounts, per_account)
+        for result in results:
+            summary = ReconciliationSummary.of(result)
+            for output in OUTPUTS:
+                metadata = (
+                    summary.metadata() if output == "balance_breaks" else summary.common_metadata()
+                )
+                yield MaterializeResult(
+                    asset_key=keys[output][result.account],
+                    metadata={**metadata, **row_count(counts[output, result.account])},
+                )
             for check in account_checks(result):
                 yield AssetCheckResult(
                     check_name=names[check.name][result.account],
-                    asset_key="balance_breaks",
+                    asset_key=keys["balance_breaks"][result.account],
                     passed=check.passed,
                     severity=AssetCheckSeverity.ERROR,
                     metadata={"account": result.account, **check.metadata()},
@@ -143,15 +151,14 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
     return reconciliation
 
 
-def _totals(summaries: list[ReconciliationSummary]) -> dict[str, Any]:
-    """A run of several accounts, in figures that add up; each account's own are observations."""
-    return {
-        "accounts": len(summaries),
-        "hidden_movements": sum(s.movements for s in summaries),
-        "breakdown_mismatches": sum(s.mismatches for s in summaries),
-        "unacknowledged": sum(s.unacknowledged for s in summaries),
-        "accounts_with_findings": sum(1 for s in summaries if s.unacknowledged),
-    }
+def _row_counts(path: Path, accounts: list[str], per_account: bool) -> dict[tuple[str, str], int]:
+    """Each output's rows for each account: its own rows when the asset is the account's, else
+    the table's (the one account's asset is the table)."""
+    if per_account:
+        by_account = account_rows(path, OUTPUTS)
+        return {(o, a): by_account.get(o, {}).get(a, 0) for o in OUTPUTS for a in accounts}
+    whole = table_rows(path, OUTPUTS)
+    return {(o, a): whole.get(o, 0) for o in OUTPUTS for a in accounts}
 
 
 def account_checks(result: ReconciliationResult) -> tuple[CheckRecord, ...]:

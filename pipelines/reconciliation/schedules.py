@@ -2,10 +2,10 @@
 
 from dagster import AssetSelection, define_asset_job
 
-from pipelines.reconciliation.assets import OUTPUTS
+from pipelines.reconciliation.assets import GROUP
 
 reconciliation_job = define_asset_job(
     "reconciliation_run",
-    selection=AssetSelection.assets(*OUTPUTS),
+    selection=AssetSelection.groups(GROUP),  # each account's outputs, or the plain ones
     description="Reconcile the landed ledger against itself and the snapshots.",
 )
