@@ -115,6 +115,16 @@ def test_a_sync_of_one_account_leaves_the_others_checks_evaluated(
     only = run_sync(Settings.from_env(), None, None, accounts=["acme"])
     assert not only.failures() and only.reconciliation.run_id != full.reconciliation.run_id
     assert _shown(dagster_instance, "globex") == before  # still evaluated, by the full run
+    latest = dagster_instance.get_latest_materialization_event(
+        AssetKey(["globex", "balance_breaks"])
+    )
+    executions = dagster_instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        _checks("globex")
+    )
+    for execution in executions.values():  # each targets globex's own latest materialization
+        target = execution.evaluation.target_materialization_data if execution.evaluation else None
+        assert target is not None and latest is not None
+        assert (target.run_id, target.timestamp) == (latest.run_id, latest.timestamp)
     assert set(_shown(dagster_instance, "acme").values()) == {only.reconciliation.run_id}
     for output in OUTPUTS:
         globex, acme = AssetKey(["globex", output]), AssetKey(["acme", output])
