@@ -28,6 +28,7 @@ from dagster import (
     DagsterInstance,
     DagsterRunStatus,
     DefaultSensorStatus,
+    EventLogEntry,
     FreshnessPolicy,
     RunRequest,
     RunsFilter,
@@ -35,7 +36,7 @@ from dagster import (
 )
 
 LEDGER = AssetKey("ledger_entries")
-RECONCILED = AssetKey("balance_breaks")
+RECONCILED = "balance_breaks"  # the asset's name, each account's own with an accounts file
 LEDGER_JOB = "ledger_sync"
 # Tags every run `creditlens sync` executes in-process (pipelines/cli/instance.py).
 CLI_RUN_TAG = "creditlens/cli"
@@ -106,6 +107,13 @@ def ledger_freshness(stale_after_hours: float) -> FreshnessPolicy:
     return FreshnessPolicy.time_window(fail_window=timedelta(hours=stale_after_hours))
 
 
+def _latest_reconciliation(instance: DagsterInstance) -> EventLogEntry | None:
+    """The latest reconciliation of any account (``balance_breaks`` or ``acme/balance_breaks``)."""
+    keys = [key for key in instance.get_asset_keys() if key.path[-1] == RECONCILED]
+    events = [e for e in (instance.get_latest_materialization_event(k) for k in keys) if e]
+    return max(events, key=lambda e: e.timestamp, default=None)
+
+
 def refresh_request(instance: DagsterInstance, run_key_prefix: str) -> RunRequest | SkipReason:
     """The daily refresh, only over a ledger sync that finished well and is not reconciled yet."""
     latest = instance.get_runs(RunsFilter(job_name=LEDGER_JOB), limit=1)
@@ -119,7 +127,7 @@ def refresh_request(instance: DagsterInstance, run_key_prefix: str) -> RunReques
     synced = instance.get_latest_materialization_event(LEDGER)
     if synced is None:
         return SkipReason("the ledger was never synced")
-    reconciled = instance.get_latest_materialization_event(RECONCILED)
+    reconciled = _latest_reconciliation(instance)
     if reconciled is not None and reconciled.timestamp >= synced.timestamp:
         return SkipReason(f"the ledger sync of run {synced.run_id} is already reconciled")
     return RunRequest(run_key=f"{run_key_prefix}-{synced.run_id}")

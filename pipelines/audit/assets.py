@@ -5,10 +5,12 @@ scan, separated by the OS path separator). Results go to the key_audit and key_a
 tables, in one transaction.
 """
 
+from typing import Any
+
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from pipelines.audit.history import land_audit
-from pipelines.audit.report import exit_code, severity_counts
+from pipelines.audit.report import AuditReport, exit_code, severity_counts
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
 from pipelines.audit.severity import Severity
@@ -47,15 +49,19 @@ def key_audit(
         rows = table_rows(warehouse.path, ["key_audit"], lock_timeout_s=warehouse.lock_timeout_s)[
             "key_audit"
         ]
+    return MaterializeResult(metadata=audit_metadata(report, rows))
+
+
+def audit_metadata(report: AuditReport, rows: int) -> dict[str, Any]:
+    """What a landed audit records in Dagster, by the asset or by `creditlens audit`
+    (pipelines/cli/recorded.py): counts and severities, never a key."""
     by_severity = severity_counts(report)
-    return MaterializeResult(
-        metadata={
-            "keys": len(report.keys),
-            "findings": len(report.findings),
-            "findings_counted": sum(by_severity.values()),
-            "severity": report.severity.value,
-            "fails_high": bool(exit_code(report, Severity.HIGH)),
-            **{f"findings_{k}": v for k, v in by_severity.items()},
-            **row_count(rows),
-        }
-    )
+    return {
+        "keys": len(report.keys),
+        "findings": len(report.findings),
+        "findings_counted": sum(by_severity.values()),
+        "severity": report.severity.value,
+        "fails_high": bool(exit_code(report, Severity.HIGH)),
+        **{f"findings_{k}": v for k, v in by_severity.items()},
+        **row_count(rows),
+    }

@@ -217,7 +217,11 @@ def land_report(report: AuditReport, settings: Settings) -> Path | None:
     from a CI job or a laptop should not create a warehouse nobody asked for."""
     if "warehouse" not in settings.model_fields_set:
         return None
-    return land_audit(report, settings.open_warehouse())
+    landed = land_audit(report, settings.open_warehouse())
+    from pipelines.cli.recorded import record_audit  # Dagster's imports: only when it landed
+
+    record_audit(settings, report)  # so the catalog's key_audit says it was done
+    return landed
 
 
 def main() -> None:

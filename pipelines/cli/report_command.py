@@ -27,7 +27,7 @@ def run_report(
             f"no warehouse at {settings.warehouse} (CREDITLENS_WAREHOUSE): run `creditlens sync`"
         )
     try:
-        return build_site(
+        site = build_site(
             settings.warehouse,
             Path(out) if out else settings.reports_dir,
             account=account,
@@ -37,3 +37,8 @@ def run_report(
         )
     except ReportError as exc:
         raise UsageError(str(exc)) from None
+    if not (month or account or out):  # the site the `reports` asset builds, whole
+        from pipelines.cli.recorded import record_site  # Dagster's imports: only to record
+
+        record_site(settings, site)
+    return site

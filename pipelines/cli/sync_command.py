@@ -13,6 +13,7 @@ from pipelines.account_work import AccountFailure, failures, succeeded
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
 from pipelines.cli.progress_view import sync_progress
+from pipelines.cli.recorded import record_discovery
 from pipelines.cli.runner import RunOutcome, instance, run_job
 from pipelines.cli.sync_lines import failure_lines, summary_lines
 from pipelines.cli.sync_report import SyncReport
@@ -236,6 +237,7 @@ def discover_new(
         raise outcomes[0].exception
     if found:
         record_histories(settings.open_warehouse(), list(found.values()), f"cli-{uuid.uuid4().hex}")
+        record_discovery(settings, list(found.values()), len(new))
     return found, failures(outcomes)
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from pipelines.account_checks import SEPARATOR
+from pipelines.account_checks import SEPARATOR, asset_path
 from pipelines.account_work import AccountFailure
 from pipelines.cli.runner import RunOutcome
 from pipelines.ledger.history import History
@@ -77,11 +77,8 @@ class SyncReport:
 
     def reconciliation_summary(self, account: str | None = None) -> ReconciliationSummary | None:
         name = self._account(account)
-        meta = self.reconciliation.observed("balance_breaks", name) if name else None
-        if meta is None:
-            meta = self.reconciliation.materializations.get("balance_breaks")
-            if meta is not None and "accounts" in meta:  # the totals of several accounts
-                meta = None
+        path = asset_path("balance_breaks", name or "", self.per_account and name is not None)
+        meta = self.reconciliation.materializations.get("/".join(path))  # the account's asset
         return ReconciliationSummary.from_metadata(meta) if meta is not None else None
 
     def reconciliation_checks(self, account: str | None = None) -> list[CheckRecord]:

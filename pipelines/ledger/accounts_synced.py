@@ -7,9 +7,9 @@ before the ledger run and never reached it (its key variable unset, its key reje
 discovery). ERROR, not blocking: the others landed and are refreshed.
 
 It is evaluated in the ledger run, after the ledger (settings, discovery and the ledger so far),
-and again at the end of a sync's reconciliation run, after ``balance_breaks`` (its extra
-dependency), when the snapshots and the reconciliation have said their part too. Both target the
-ledger's latest materialization, so the UI shows the later, complete one. Without an accounts
+and again at the end of a sync's reconciliation run, after every account's ``balance_breaks``
+(its extra dependencies), when the snapshots and the reconciliation have said their part too.
+Both target the ledger's latest materialization, so the UI shows the later, complete one. Without an accounts
 file there is no such check: the account's failure fails the run, as it always has.
 """
 
@@ -23,7 +23,7 @@ from dagster import (
     asset_check,
 )
 
-from pipelines.account_checks import named_per_account
+from pipelines.account_checks import account_asset_paths, named_per_account
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.settings import Settings
 from pipelines.sync_outcomes import sync_id_of
@@ -43,7 +43,10 @@ def build_accounts_synced(settings: Settings) -> list[AssetChecksDefinition]:
         asset=LEDGER,
         name=SYNCED,
         blocking=False,
-        additional_deps=[AssetKey("balance_breaks")],
+        # after every account's reconciliation, so the reconciliation run evaluates it last
+        additional_deps=[
+            AssetKey(path) for path in account_asset_paths("balance_breaks", settings).values()
+        ],
         description="Every account of the sync synced: one that failed at any step (a key "
         "rejected by history discovery or the ledger, an unreachable host, a failed "
         "reconciliation) is named here with its line, and the others land.",

@@ -112,15 +112,20 @@ def ledger_history(
         )["ledger_history"]
     for _, history in found:
         context.log.info(f"history of {history.account}: {history.sentence()}")
-    metadata = (
-        history_metadata(found[0][1])
-        if len(histories) == 1
-        else {
-            "accounts": len(found),
-            "accounts_failed": len(histories) - len(found),
-        }
+    return MaterializeResult(
+        metadata=discovery_metadata([h for _, h in found], len(histories), rows)
     )
-    return MaterializeResult(metadata={**metadata, **row_count(rows)})
+
+
+def discovery_metadata(found: Sequence[History], tried: int, rows: int) -> dict[str, Any]:
+    """What a discovery records in Dagster, run as the asset or by `creditlens sync`
+    (pipelines/cli/recorded.py): one account's history, else how many accounts were found."""
+    metadata = (
+        history_metadata(found[0])
+        if tried == 1 and found
+        else {"accounts": len(found), "accounts_failed": tried - len(found)}
+    )
+    return {**metadata, **row_count(rows)}
 
 
 def discover_histories(

@@ -15,7 +15,7 @@ others are reconciled.
 """
 
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import polars as pl
 from dagster import (
@@ -31,7 +31,7 @@ from dagster import (
     multi_asset,
 )
 
-from pipelines.account_checks import check_names, named_per_account
+from pipelines.account_checks import account_asset_paths, check_names, named_per_account
 from pipelines.account_work import at_least_one, failures, for_each_account
 from pipelines.automation import with_the_refresh
 from pipelines.dagster_metadata import row_count
@@ -49,10 +49,11 @@ from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import AccountSettings, Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
 from pipelines.sync_outcomes import record_step
-from pipelines.warehouse.row_counts import table_rows
+from pipelines.warehouse.row_counts import account_rows, table_rows
 from transforms.cross_checks import CheckOutcome
 
 UPSTREAM = [AssetKey("ledger_entries"), *(AssetKey(table) for table in SNAPSHOT_TABLES)]
+GROUP = "reconciliation"  # every asset of the group is one of the multi-asset's OUTPUTS
 OUTPUTS = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
 
 
@@ -83,32 +84,47 @@ CHECKS = {
 
 
 def build_reconciliation(settings: Settings) -> AssetsDefinition:
-    """The reconciliation of every configured account, with each account's checks."""
+    """The reconciliation of every configured account, with each account's checks.
+
+    With an accounts file, each account's four outputs are its own assets (``acme/balance_breaks``,
+    its checks on it): a run that reconciles some accounts (``creditlens sync --account acme``,
+    or one where an account failed) leaves the others' latest materializations, and so their
+    checks' last results, as they were. Without one, the plain keys it always had."""
     names = {base: check_names(base, settings) for base in CHECKS}
+    per_account = named_per_account(settings)
+    keys = {
+        output: {a: AssetKey(path) for a, path in account_asset_paths(output, settings).items()}
+        for output in OUTPUTS
+    }
 
     @multi_asset(
         name="reconciliation",
-        group_name="reconciliation",
+        group_name=GROUP,
         pool=WAREHOUSE_POOL,
         specs=[
             AssetSpec(
-                output,
+                keys[output][account],
                 deps=UPSTREAM,
                 automation_condition=with_the_refresh(),
-                description=description,
+                description=f"{description} (account {account})" if per_account else description,
                 kinds={"duckdb", "polars"},
+                # An account whose reconciliation failed leaves its outputs as they were (its
+                # checks say why); the others are materialized. Dagster then skips what depends
+                # on the skipped outputs in the same run (the reports), rebuilt by the next one.
+                skippable=per_account,
             )
             for output, description in SPECS.items()
+            for account in keys[output]
         ],
         check_specs=[
             AssetCheckSpec(
                 name,
-                asset="balance_breaks",
+                asset=keys["balance_breaks"][account],
                 blocking=False,
                 description=f"{CHECKS[base]} (account {account})",
             )
-            for base, per_account in names.items()
-            for account, name in per_account.items()
+            for base, per_account_names in names.items()
+            for account, name in per_account_names.items()
         ],
     )
     def reconciliation(
@@ -118,6 +134,7 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
         reconcile_config: ReconcileResource,
     ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
         run_id = context.run.run_id
+        accounts = [a.name for a in platform_api.accounts()]
         with warehouse.step(context, "reconciliation"):
             wh = warehouse.warehouse()
 
@@ -130,32 +147,32 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 platform_api.accounts(), reconcile, step="reconciliation", concurrency=1
             )
             record_step(wh, "reconciliation", outcomes, tags=context.run.tags, run_id=run_id)
-            for failure in failures(outcomes):
+            for failure in failures(outcomes):  # before at_least_one, which fails when all did
                 context.log.error(failure.line())
                 context.log_event(
-                    AssetObservation(asset_key="balance_breaks", metadata=failure.metadata())
+                    AssetObservation(
+                        asset_key=keys["balance_breaks"][failure.account],
+                        metadata=failure.metadata(),
+                    )
                 )
             per_account = named_per_account(platform_api.settings())
             results = [result for _, result in at_least_one(outcomes, per_account=per_account)]
             wh.publish_analyst_copy()
-            rows = table_rows(wh.path, OUTPUTS, lock_timeout_s=wh.lock_timeout_s)
-        summaries = [ReconciliationSummary.of(result) for result in results]
-        for output in OUTPUTS:
-            if len(summaries) == 1:
-                only = summaries[0]
-                metadata = only.metadata() if output == "balance_breaks" else only.common_metadata()
-            else:
-                metadata = _totals(summaries)
-            yield MaterializeResult(
-                asset_key=output, metadata={**metadata, **row_count(rows[output])}
-            )
-        for result, summary in zip(results, summaries, strict=True):
-            if len(summaries) > 1:
-                yield AssetObservation(asset_key="balance_breaks", metadata=summary.metadata())
+            counts = _row_counts(wh.path, accounts, per_account, wh.lock_timeout_s)
+        for result in results:
+            summary = ReconciliationSummary.of(result)
+            for output in OUTPUTS:
+                metadata = (
+                    summary.metadata() if output == "balance_breaks" else summary.common_metadata()
+                )
+                yield MaterializeResult(
+                    asset_key=keys[output][result.account],
+                    metadata={**metadata, **row_count(counts[output, result.account])},
+                )
             for check in account_checks(result):
                 yield AssetCheckResult(
                     check_name=names[check.name][result.account],
-                    asset_key="balance_breaks",
+                    asset_key=keys["balance_breaks"][result.account],
                     passed=check.passed,
                     severity=AssetCheckSeverity.ERROR,
                     metadata={"account": result.account, **check.metadata()},
@@ -165,7 +182,7 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
             for per in names.values():  # its checks say why they could not pass
                 yield AssetCheckResult(
                     check_name=per[failure.account],
-                    asset_key="balance_breaks",
+                    asset_key=keys["balance_breaks"][failure.account],
                     passed=False,
                     severity=AssetCheckSeverity.ERROR,
                     description=failure.line(),
@@ -176,15 +193,16 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
     return reconciliation
 
 
-def _totals(summaries: list[ReconciliationSummary]) -> dict[str, Any]:
-    """A run of several accounts, in figures that add up; each account's own are observations."""
-    return {
-        "accounts": len(summaries),
-        "hidden_movements": sum(s.movements for s in summaries),
-        "breakdown_mismatches": sum(s.mismatches for s in summaries),
-        "unacknowledged": sum(s.unacknowledged for s in summaries),
-        "accounts_with_findings": sum(1 for s in summaries if s.unacknowledged),
-    }
+def _row_counts(
+    path: Path, accounts: list[str], per_account: bool, lock_timeout_s: float
+) -> dict[tuple[str, str], int]:
+    """Each output's rows for each account: its own rows when the asset is the account's, else
+    the table's (the one account's asset is the table)."""
+    if per_account:
+        by_account = account_rows(path, OUTPUTS, lock_timeout_s=lock_timeout_s)
+        return {(o, a): by_account.get(o, {}).get(a, 0) for o in OUTPUTS for a in accounts}
+    whole = table_rows(path, OUTPUTS, lock_timeout_s=lock_timeout_s)
+    return {(o, a): whole.get(o, 0) for o in OUTPUTS for a in accounts}
 
 
 def account_checks(result: ReconciliationResult) -> tuple[CheckRecord, ...]:

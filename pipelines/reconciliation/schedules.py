@@ -8,7 +8,7 @@ from dagster import AssetCheckKey, AssetSelection, define_asset_job
 
 from pipelines.ledger.accounts_synced import LEDGER
 from pipelines.ledger.checks import FETCHED, UNIQUE
-from pipelines.reconciliation.assets import OUTPUTS
+from pipelines.reconciliation.assets import GROUP
 
 # The ledger's checks but its invariants (they belong to the run that lands it): accounts_synced,
 # where it is defined.
@@ -18,6 +18,7 @@ ACCOUNTS_SYNCED = AssetSelection.checks_for_assets(LEDGER) - AssetSelection.chec
 
 reconciliation_job = define_asset_job(
     "reconciliation_run",
-    selection=AssetSelection.assets(*OUTPUTS) | ACCOUNTS_SYNCED,
+    # each account's outputs (or the plain ones), then accounts_synced over the whole sync
+    selection=AssetSelection.groups(GROUP) | ACCOUNTS_SYNCED,
     description="Reconcile the landed ledger against itself and the snapshots.",
 )

@@ -6,6 +6,7 @@ stale in the UI (its freshness follows the ledger's) rather than being called fr
 """
 
 from datetime import date
+from typing import Any
 
 from dagster import (
     AssetExecutionContext,
@@ -17,7 +18,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from dashboards import build_site
+from dashboards import SiteResult, build_site
 from pipelines.automation import with_the_refresh
 from pipelines.reports.resources import ReportsResource
 from pipelines.resources import WarehouseResource
@@ -55,13 +56,17 @@ def reports(
         )
     for notice in result.notices:
         context.log.warning(notice)
-    return MaterializeResult(
-        metadata={
-            "index": MetadataValue.path(str(result.index_html)),
-            "pages": len(result.pages),
-            "accounts": ", ".join(result.accounts),
-            "report_months": ", ".join(
-                f"{a}: {m.isoformat()[:7] if m else '-'}" for a, m in result.report_months.items()
-            ),
-        }
-    )
+    return MaterializeResult(metadata=site_metadata(result))
+
+
+def site_metadata(result: SiteResult) -> dict[str, Any]:
+    """What a build of the site records in Dagster, by the asset or by `creditlens report`
+    (pipelines/cli/recorded.py)."""
+    return {
+        "index": MetadataValue.path(str(result.index_html)),
+        "pages": len(result.pages),
+        "accounts": ", ".join(result.accounts),
+        "report_months": ", ".join(
+            f"{a}: {m.isoformat()[:7] if m else '-'}" for a, m in result.report_months.items()
+        ),
+    }

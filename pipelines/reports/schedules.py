@@ -18,7 +18,7 @@ from dagster import (
 )
 
 from pipelines.automation import refresh_request
-from pipelines.reconciliation.assets import OUTPUTS
+from pipelines.reconciliation.assets import GROUP as RECONCILED
 from pipelines.reports.assets import reports
 from pipelines.schedules import SCHEDULE_TIMEZONE
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
@@ -29,7 +29,7 @@ report_job = define_asset_job(
 
 daily_refresh_job = define_asset_job(
     "daily_refresh",
-    selection=AssetSelection.assets(*SNAPSHOT_ASSETS, reports) | AssetSelection.assets(*OUTPUTS),
+    selection=AssetSelection.assets(*SNAPSHOT_ASSETS, reports) | AssetSelection.groups(RECONCILED),
     description="Snapshots, reconciliation and the report site, after the daily ledger sync.",
 )
 

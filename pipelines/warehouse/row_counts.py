@@ -31,6 +31,23 @@ def table_rows(path: Path, tables: Iterable[str], *, lock_timeout_s: float) -> d
         return {t: count(con, f"SELECT count(*) FROM {t}") for t in tables if t in present}
 
 
+def account_rows(
+    path: Path, tables: Iterable[str], *, lock_timeout_s: float
+) -> dict[str, dict[str, int]]:
+    """Rows of each table that exists, per account: for assets that are one account's part of
+    a table (the reconciliation's, with an accounts file)."""
+    with open_read_only(path, lock_timeout_s) as con:
+        present = table_names(con)
+        return {
+            t: {
+                str(a): int(n)
+                for a, n in rows(con, f"SELECT account, count(*) FROM {t} GROUP BY 1")
+            }
+            for t in tables
+            if t in present
+        }
+
+
 def ledger_days(
     path: Path, accounts: str | Sequence[str], first: date, last: date, *, lock_timeout_s: float
 ) -> dict[date, DayRows]:

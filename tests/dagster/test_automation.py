@@ -129,3 +129,46 @@ def test_findings_do_not_hold_the_reports_back(
     assert _ui_sync(defs, dagster_instance, s)  # the next sync: the findings are still open
     tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
     assert _requested(tick) == {*REFRESH, "reports"}  # a failed ERROR check holds nothing back
+
+
+ACCOUNTS = """
+[defaults]
+base_url = "{url}"
+api_key_env = "AGENCY_KEY"
+history_limit = 0
+
+[[accounts]]
+name = "acme"
+
+[[accounts]]
+name = "globex"
+"""
+
+
+def test_with_an_accounts_file_a_ledger_sync_requests_every_accounts_reconciliation(
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each account's reconciliation is its own assets (pipelines/account_checks.py): the
+    automation requests all of them and the reports after a ledger sync, and the daily refresh
+    selects them all."""
+    s = simulated("small")
+    config = tmp_path / "agency.toml"
+    config.write_text(ACCOUNTS.format(url=s.url))
+    creditlens_env(s, persistent_dagster=True, CREDITLENS_CONFIG=str(config), AGENCY_KEY=s.key)
+    home(monkeypatch, tmp_path)
+    dagster_instance = cli_instance()
+    defs = build_definitions()
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance)
+    assert _ui_sync(defs, dagster_instance, s)
+    tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
+    per_account = {
+        AssetKey([account, output])
+        for account in ("acme", "globex")
+        for output in ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
+    }
+    requested = {k for k in per_account | {AssetKey("reports")} if tick.get_requested_partitions(k)}
+    assert requested == per_account | {AssetKey("reports")}
+    assert not tick.get_requested_partitions(AssetKey("balance_breaks"))  # no such asset now
+    refresh = defs.resolve_job_def("daily_refresh").asset_layer.selected_asset_keys
+    assert per_account <= set(refresh)
+    assert isinstance(_refresh(dagster_instance), RunRequest)  # nothing reconciled it yet

@@ -1,0 +1,85 @@
+"""What a CLI command did outside a Dagster run, recorded in the instance the UI reads.
+
+Some of the CLI's work is an asset's, done without running the asset: history discovery (in
+`creditlens sync`, before the ledger's run), the whole report site (`creditlens report`) and the
+key audit landed in the warehouse (`creditlens audit`). Unrecorded, the catalog said "Never
+materialized" for ``ledger_history``, ``reports`` and ``key_audit`` although the work was done.
+Each is reported as Dagster reports work done outside its runs, a runless materialization
+(``DagsterInstance.report_runless_asset_event``), with the metadata the asset itself records and
+tags naming the command. An ephemeral instance (CREDITLENS_DAGSTER_INSTANCE=ephemeral) keeps
+nothing, so nothing is recorded. The work is done when this runs: a record that cannot be
+written is one warning line on stderr, never a failed command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dagster import AssetKey, AssetMaterialization
+
+from dashboards import SiteResult
+from pipelines.audit.assets import audit_metadata
+from pipelines.audit.report import AuditReport
+from pipelines.automation import CLI_RUN_TAG
+from pipelines.cli.instance import instance
+from pipelines.dagster_home import home_for
+from pipelines.ledger.history import History
+from pipelines.ledger.history_asset import discovery_metadata
+from pipelines.reports.assets import site_metadata
+from pipelines.settings import Settings
+from pipelines.warehouse.row_counts import table_rows
+
+COMMAND_TAG = "creditlens/command"
+
+
+def record_materialization(
+    settings: Settings, asset: str, metadata: Mapping[str, Any], command: str
+) -> bool:
+    """Reports that ``command`` materialized ``asset``; whether it was recorded."""
+    if home_for(settings) is None:
+        return False
+    event = AssetMaterialization(
+        asset_key=AssetKey(asset),
+        description=f"by creditlens {command}",
+        metadata=dict(metadata),
+        tags={CLI_RUN_TAG: "true", COMMAND_TAG: command},
+    )
+    try:
+        dagster_instance = instance(settings)
+        try:
+            dagster_instance.report_runless_asset_event(event)
+        finally:
+            dagster_instance.dispose()
+    except Exception as exc:  # the work is done; only its record in Dagster is missing
+        line = " ".join(str(exc).split()) or type(exc).__name__
+        print(
+            f"creditlens: warning: {asset} not recorded in the Dagster instance: {line}",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
+def record_discovery(settings: Settings, found: Sequence[History], tried: int) -> bool:
+    """``ledger_history``, after `creditlens sync` discovered and recorded these histories."""
+    if home_for(settings) is None:
+        return False
+    rows = table_rows(settings.warehouse, ["ledger_history"]).get("ledger_history", 0)
+    return record_materialization(
+        settings, "ledger_history", discovery_metadata(found, tried, rows), "sync"
+    )
+
+
+def record_site(settings: Settings, site: SiteResult) -> bool:
+    """``reports``, after `creditlens report` built the whole site where the asset builds it."""
+    return record_materialization(settings, "reports", site_metadata(site), "report")
+
+
+def record_audit(settings: Settings, report: AuditReport) -> bool:
+    """``key_audit``, after `creditlens audit` landed its report in the warehouse."""
+    if home_for(settings) is None:
+        return False
+    rows = table_rows(settings.warehouse, ["key_audit"]).get("key_audit", 0)
+    return record_materialization(settings, "key_audit", audit_metadata(report, rows), "audit")
