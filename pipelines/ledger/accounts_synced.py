@@ -9,8 +9,9 @@ discovery). ERROR, not blocking: the others landed and are refreshed.
 It is evaluated in the ledger run, after the ledger (settings, discovery and the ledger so far),
 and again at the end of a sync's reconciliation run, after every account's ``balance_breaks``
 (its extra dependencies), when the snapshots and the reconciliation have said their part too.
-Both target the ledger's latest materialization, so the UI shows the later, complete one. Without an accounts
-file there is no such check: the account's failure fails the run, as it always has.
+Both target the ledger's latest materialization, so the UI shows the later, complete one.
+Without an accounts file there is no such check: the account's failure fails the run, as it
+always has.
 """
 
 from dagster import (
