@@ -66,7 +66,9 @@ def record_discovery(settings: Settings, found: Sequence[History], tried: int) -
     """``ledger_history``, after `creditlens sync` discovered and recorded these histories."""
     if home_for(settings) is None:
         return False
-    rows = table_rows(settings.warehouse, ["ledger_history"]).get("ledger_history", 0)
+    rows = table_rows(
+        settings.warehouse, ["ledger_history"], lock_timeout_s=settings.lock_timeout_s
+    ).get("ledger_history", 0)
     return record_materialization(
         settings, "ledger_history", discovery_metadata(found, tried, rows), "sync"
     )
@@ -81,5 +83,7 @@ def record_audit(settings: Settings, report: AuditReport) -> bool:
     """``key_audit``, after `creditlens audit` landed its report in the warehouse."""
     if home_for(settings) is None:
         return False
-    rows = table_rows(settings.warehouse, ["key_audit"]).get("key_audit", 0)
+    rows = table_rows(
+        settings.warehouse, ["key_audit"], lock_timeout_s=settings.lock_timeout_s
+    ).get("key_audit", 0)
     return record_materialization(settings, "key_audit", audit_metadata(report, rows), "audit")

@@ -104,7 +104,7 @@ def test_every_output_says_client_side_and_the_banner_does_not_reassure(
     finally:
         con.close()
     assert row == (True, False)  # a full key reads billing within its scope, but in public
-    site = build_site(warehouse, tmp_path / "site")
+    site = build_site(warehouse, tmp_path / "site", lock_timeout_s=60)
     page = (site.out_dir / paths.KEY_AUDIT).read_text(encoding="utf-8")
     [row] = records(read_page(site.out_dir / paths.KEY_AUDIT).rows[:2])
     assert row["Client-side or public"] == "yes" and row["Billing exposure"] == "no"

@@ -31,7 +31,7 @@ def _sync(warehouse: Warehouse, sync_id: str, ok: list[str], failed: dict[str, s
 
 
 def test_status_follows_the_latest_sync_of_each_account(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
     _sync(warehouse, "s1", ["acme"], {"initech": "ledger: the API key was rejected"})
     _sync(warehouse, "s2", ["globex"], {"acme": "snapshots: the host is unreachable"})
     statuses = {
