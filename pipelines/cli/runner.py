@@ -148,8 +148,9 @@ def run_job(
         elif event.is_step_materialization:
             mat = event.step_materialization_data.materialization
             key = mat.asset_key.to_user_string()
-            if key not in totals:
-                outcome.materializations[key] = _values(mat.metadata)
+            values = _values(mat.metadata)
+            if key not in totals and values.get("status") != "failed":  # a failure: its line
+                outcome.materializations[key] = values
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             data = event.asset_check_evaluation_data
             outcome.checks[data.check_name] = (

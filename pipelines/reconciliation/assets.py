@@ -108,10 +108,6 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 automation_condition=with_the_refresh(),
                 description=f"{description} (account {account})" if per_account else description,
                 kinds={"duckdb", "polars"},
-                # An account whose reconciliation failed leaves its outputs as they were (its
-                # checks say why); the others are materialized. Dagster then skips what depends
-                # on the skipped outputs in the same run (the reports), rebuilt by the next one.
-                skippable=per_account,
             )
             for output, description in SPECS.items()
             for account in keys[output]
@@ -179,6 +175,13 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 )
 
         for failure in failures(outcomes):
+            # Its tables are left as they were; its outputs record the failure (status and
+            # line) rather than being skipped, which would skip what follows in the run (the
+            # reports, accounts_synced) for every account.
+            for output in OUTPUTS:
+                yield MaterializeResult(
+                    asset_key=keys[output][failure.account], metadata=failure.metadata()
+                )
             for per in names.values():  # its checks say why they could not pass
                 yield AssetCheckResult(
                     check_name=per[failure.account],
