@@ -33,7 +33,8 @@ def account_line(report: SyncReport, account: str) -> str:
     parts = []
     history = report.histories.get(account)
     if history is not None and history.first_day is not None:
-        parts.append(f"history: the ledger begins {history.first_day.isoformat()}")
+        quiet = "".join(f", quiet period: {q.text()}" for q in history.quiet)
+        parts.append(f"history: the ledger begins {history.first_day.isoformat()}{quiet}")
     ledger = report.ledger_result(account)
     parts.append(ledger.summary() if ledger else "ledger: not synced")
     snapshots = report.snapshot_results(account)

@@ -1,7 +1,8 @@
 """An agency's sync tells the truth: exit codes, lines per account, every account recorded.
 
 Three companies in one accounts file: acme has hidden movements and a breakdown mismatch, globex
-is clean, initech's key is rejected (in history discovery, before any Dagster run). Findings are
+is clean but went quiet at zero for two years (a quiet period, not its beginning), initech's key
+is rejected (in history discovery, before any Dagster run). Findings are
 a result, not a failure: exit 0, 3 with --fail-on-breaks; a failed account is exit 1 whatever
 else happened (1 wins over 3), its one line on stderr, the others summarized on stdout. Every
 step of every account is a row of sync_outcomes, and the site lists every account with its status.
@@ -70,7 +71,7 @@ def _findings_scenario() -> Scenario:
 
 @pytest.fixture(scope="module")
 def simulators() -> Iterator[tuple[Simulated, Simulated]]:
-    with serving(_findings_scenario()) as acme, serving("small", seed=1) as globex:
+    with serving(_findings_scenario()) as acme, serving("quiet_at_zero_2y", seed=1) as globex:
         yield acme, globex
 
 
@@ -145,6 +146,8 @@ def test_one_sync_of_three_companies_says_each_one_truthfully(
     assert any(line.startswith("  hidden movement ") for line in findings), first.stdout
     assert any(line.startswith("  breakdown mismatch ") for line in findings), first.stdout
     assert "0 hidden movement(s)" in summaries[1] and "0 not acknowledged" in summaries[1]
+    assert ", quiet period: no entries from " in summaries[1], summaries[1]  # not its beginning
+    assert f"history: the ledger begins {agency.globex.first_day.isoformat()}" in summaries[1]
 
     rows = _outcomes(agency)
     initech = [(step, result) for account, step, result, _, _ in rows if account == "initech"]
