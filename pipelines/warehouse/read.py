@@ -78,15 +78,13 @@ def last_synced_days(
     path: Path, accounts: Sequence[str], *, lock_timeout_s: float
 ) -> dict[str, date]:
     """The last UTC day a finished sync of each account covered; absent before its first."""
-    with open_read_only(path, lock_timeout_s) as con:
-        if "sync_runs" not in table_names(con):
-            return {}
-        found = rows(
-            con,
-            f"SELECT account, max(range_end) FROM sync_runs WHERE {_IN} GROUP BY account",
-            [list(accounts)],
-        )
-    return {account: day for account, day in found if day is not None}
+    return _days_by_account(
+        path,
+        "sync_runs",
+        f"SELECT account, max(range_end) FROM sync_runs WHERE {_IN} GROUP BY account",
+        accounts,
+        lock_timeout_s,
+    )
 
 
 def last_synced_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
@@ -143,25 +141,36 @@ def duplicate_entry_ids(path: Path, account: str, *, lock_timeout_s: float) -> i
     return duplicate_entry_ids_of(path, [account], lock_timeout_s=lock_timeout_s)[account]
 
 
-def recorded_first_days(
-    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+def _days_by_account(
+    path: Path, table: str, sql: str, accounts: Sequence[str], lock_timeout_s: float
 ) -> dict[str, date]:
-    """The first day history discovery found for each account; absent before any discovery."""
+    """``sql`` (``account, day`` rows, filtered by ``_IN``) over ``table``, which may not exist
+    yet: nothing is known then, nor without a warehouse; an account whose day is NULL is left
+    out."""
     if not path.exists():
         return {}
     try:
         with open_read_only(path, lock_timeout_s) as con:
-            if "ledger_history" not in table_names(con):
+            if table not in table_names(con):
                 return {}
-            found = rows(
-                con,
-                "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
-                f"WHERE {_IN} AND first_day IS NOT NULL GROUP BY account",
-                [list(accounts)],
-            )
+            found = rows(con, sql, [list(accounts)])
     except duckdb.Error as exc:
         raise WarehouseError(f"cannot read {path}: {exc}") from None
-    return dict(found)
+    return {account: day for account, day in found if day is not None}
+
+
+def recorded_first_days(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> dict[str, date]:
+    """The first day history discovery found for each account; absent before any discovery."""
+    return _days_by_account(
+        path,
+        "ledger_history",
+        "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+        f"WHERE {_IN} AND first_day IS NOT NULL GROUP BY account",
+        accounts,
+        lock_timeout_s,
+    )
 
 
 def recorded_first_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
@@ -175,22 +184,15 @@ def histories_cut_short(
     """Accounts whose latest history discovery was decided by the older rule's "opens at zero"
     (it stopped at an empty window, which a quiet period at zero also shows), with the first day
     it recorded: they are probed again, once, since what preceded the silence may be missing."""
-    if not path.exists():
-        return {}
-    try:
-        with open_read_only(path, lock_timeout_s) as con:
-            if "ledger_history" not in table_names(con):
-                return {}
-            found = rows(
-                con,
-                "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
-                f"WHERE {_IN} GROUP BY account "
-                "HAVING arg_max(decided_by, discovered_at) = 'opens_at_zero'",
-                [list(accounts)],
-            )
-    except duckdb.Error as exc:
-        raise WarehouseError(f"cannot read {path}: {exc}") from None
-    return {account: day for account, day in found if day is not None}
+    return _days_by_account(
+        path,
+        "ledger_history",
+        "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+        f"WHERE {_IN} GROUP BY account "
+        "HAVING arg_max(decided_by, discovered_at) = 'opens_at_zero'",
+        accounts,
+        lock_timeout_s,
+    )
 
 
 def first_synced_days(
@@ -198,17 +200,10 @@ def first_synced_days(
 ) -> dict[str, date]:
     """The first UTC day any finished sync of each account covered (a ``--since`` may reach
     before the discovered first day): the ledger's partitions must cover it."""
-    if not path.exists():
-        return {}
-    try:
-        with open_read_only(path, lock_timeout_s) as con:
-            if "sync_runs" not in table_names(con):
-                return {}
-            found = rows(
-                con,
-                f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account",
-                [list(accounts)],
-            )
-    except duckdb.Error as exc:
-        raise WarehouseError(f"cannot read {path}: {exc}") from None
-    return {account: day for account, day in found if day is not None}
+    return _days_by_account(
+        path,
+        "sync_runs",
+        f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account",
+        accounts,
+        lock_timeout_s,
+    )
