@@ -1,0 +1,274 @@
+"""Each rule measured against the warehouse: the observations ``state.changes`` compares.
+
+The maths is transforms/alert_maths.py's (and the forecast's); this module chooses its inputs,
+the latest platform balance, the daily statement, this month's spend, the open findings, each
+account's sync status, and words the evidence a message carries.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+import polars as pl
+
+from pipelines.alerts.observe import EVENT, FIRING, OK, Observation, above, below, credits
+from pipelines.alerts.rules import Rule
+from pipelines.warehouse.alert_store import NEVER, AlertStore
+from transforms.alert_maths import (
+    BUDGET_LEVELS,
+    AnomalyScore,
+    budget_status,
+    runway_days,
+    spend_anomalies,
+)
+from transforms.forecast import status_grants
+
+COLUMN = {"agent": "agent_id", "campaign": "campaign_id", "channel": "channel"}
+GRANT_LIMIT = "monthlyCredits"
+MOST_DAYS_BEHIND = 7  # anomaly days evaluated at once after a pause, the latest ones
+
+
+@dataclass
+class Evaluated:
+    observations: list[Observation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be judged, and why
+    data_day: date | None = None
+
+
+def evaluate(store: AlertStore, rule: Rule, account: str, now: datetime) -> Evaluated:
+    out = Evaluated()
+    kind = rule.kind
+    if kind == "balance_below":
+        _balance(store, rule, account, out)
+    elif kind == "runway_below":
+        _runway(store, rule, account, out)
+    elif kind == "budget":
+        _budget(store, rule, account, now.date(), out)
+    elif kind == "spend_anomaly":
+        _anomalies(store, rule, account, now.date(), out)
+    elif kind == "hidden_movement":
+        _findings(store, rule, account, out)
+    else:
+        _syncs(store, rule, account, now, out)
+    return out
+
+
+def _one(store: AlertStore, sql: str, account: str) -> dict | None:
+    found = store.frame(sql, [account])
+    return found.row(0, named=True) if found.height else None
+
+
+def _balance(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
+    assert rule.threshold is not None
+    snap = _one(
+        store,
+        "SELECT balance, fetched_at FROM consumption_snapshots WHERE account = ? AND shape_ok "
+        "AND balance IS NOT NULL ORDER BY fetched_at DESC LIMIT 1",
+        account,
+    )
+    if snap is None:
+        out.notes.append("no balance snapshot yet: nothing to compare")
+        return
+    ledger = _one(
+        store, "SELECT closing, day FROM daily_balance WHERE account = ? ORDER BY day DESC LIMIT 1",
+        account,
+    )  # fmt: skip
+    beside = (
+        f"; the ledger's closing {credits(ledger['closing'])} on {ledger['day']}" if ledger else ""
+    )
+    balance = snap["balance"]
+    evidence = (
+        f"the platform's balance is {credits(balance)} credits "
+        f"(as fetched {snap['fetched_at']:%Y-%m-%d %H:%M} UTC), threshold {credits(rule.threshold)}"
+        f"{beside}"
+    )
+    condition = below(balance, rule.threshold, rule.recover_margin)
+    out.observations.append(
+        Observation(rule, account, None, balance, rule.threshold, condition, evidence)
+    )
+
+
+def _monthly_grant(store: AlertStore, account: str) -> Decimal | None:
+    sub = _one(
+        store,
+        "SELECT status, limits FROM subscription_snapshots WHERE account = ? AND shape_ok "
+        "ORDER BY fetched_at DESC LIMIT 1",
+        account,
+    )
+    if sub is None or not status_grants(sub["status"]) or not sub["limits"]:
+        return None
+    limit = json.loads(sub["limits"], parse_float=Decimal).get(GRANT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int | Decimal) or limit <= 0:
+        return None
+    return Decimal(limit)
+
+
+def _runway(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
+    assert rule.days is not None
+    daily = store.frame(
+        "SELECT day, debits, refunds, closing FROM daily_balance WHERE account = ? ORDER BY day",
+        [account],
+    )
+    if not daily.height:
+        out.notes.append("no ledger days yet: no forecast")
+        return
+    as_of = daily["day"][-1]
+    days, depletion, per_day = runway_days(daily, as_of, _monthly_grant(store, account))
+    if days is None:
+        # The projection never reaches zero in its horizon: silent, and recovered if it fired.
+        evidence = f"the forecast stays above zero for a year after {as_of}"
+        out.observations.append(Observation(rule, account, None, None, rule.days, OK, evidence))
+        return
+    evidence = (
+        f"at the burn of {credits(per_day)} credits a day (the 28 days before {as_of}), the "
+        f"balance reaches zero on {depletion}: {days} days after {as_of}, under {rule.days} days"
+    )
+    condition = below(Decimal(days), rule.days, rule.recover_margin)
+    out.observations.append(
+        Observation(rule, account, None, Decimal(days), rule.days, condition, evidence)
+    )
+
+
+def _spend(store: AlertStore, rule: Rule, account: str, first: date, last: date) -> pl.DataFrame:
+    value = COLUMN.get(rule.dimension, "account")
+    found = store.frame(
+        f"SELECT {value} AS value, entry_day AS day, sum(net_credits) AS spend "
+        "FROM consumption_daily WHERE account = ? AND entry_day BETWEEN ? AND ? "
+        f"AND {value} IS NOT NULL GROUP BY ALL",
+        [account, first, last],
+    )
+    if rule.value is not None:
+        found = found.filter(pl.col("value") == rule.value)
+    return found
+
+
+def _budget(store: AlertStore, rule: Rule, account: str, today: date, out: Evaluated) -> None:
+    limit = rule.monthly_limit
+    assert limit is not None
+    spend = _spend(store, rule, account, today.replace(day=1), today)
+    for status in budget_status(spend, today, limit):
+        name = None if rule.dimension == "account" else f"{rule.dimension} {status.value}"
+        month = f"{status.month:%B %Y}"
+        for level in BUDGET_LEVELS:
+            line = limit * level
+            evidence = (
+                f"{credits(status.spent)} credits spent in {month} to date, "
+                f"{credits(status.spent / limit * 100)}% of the monthly limit {credits(limit)}"
+            )
+            key = f"{level * 100:.0f}%"
+            out.observations.append(Observation(
+                rule, account, _join(name, key), status.spent, line,
+                above(status.spent, line, rule.recover_margin), evidence,
+            ))  # fmt: skip
+        if status.projected is not None:
+            evidence = (
+                f"projected {credits(status.projected)} credits for {month}: "
+                f"{credits(status.spent_whole_days)} over the {status.whole_days} whole days "
+                f"elapsed, times the month's days; the limit is {credits(limit)}"
+            )
+            out.observations.append(Observation(
+                rule, account, _join(name, "projected"), status.projected, limit,
+                above(status.projected, limit, rule.recover_margin), evidence,
+            ))  # fmt: skip
+
+
+def _join(name: str | None, level: str) -> str:
+    return f"{name} {level}" if name else level
+
+
+def _anomalies(store: AlertStore, rule: Rule, account: str, today: date, out: Evaluated) -> None:
+    assert rule.min_credits is not None
+    last_day = today - timedelta(days=1)
+    before = store.last_evaluated(rule.name, account)
+    start = last_day if before in (NEVER, None) else before + timedelta(days=1)
+    start = max(start, last_day - timedelta(days=MOST_DAYS_BEHIND - 1))
+    out.data_day = last_day
+    first = _one(store, "SELECT min(day) AS first FROM daily_balance WHERE account = ?", account)
+    if first is None or first["first"] is None:
+        return
+    spend = _spend(store, rule, account, start - timedelta(weeks=8), last_day)
+    day = start
+    while day <= last_day:
+        for score in spend_anomalies(spend, day, rule.min_credits, first["first"]):
+            if not score.enough_history:
+                out.notes.append(
+                    f"{rule.dimension} {score.value} on {day}: fewer than 4 earlier "
+                    f"{day:%A}s of data: no verdict (it needs 4 to 8)"
+                )
+            elif score.anomalous:
+                out.observations.append(_anomaly(rule, account, score))
+        day += timedelta(days=1)
+
+
+def _anomaly(rule: Rule, account: str, score: AnomalyScore) -> Observation:
+    spread = f"score {score.score}" if score.score is not None else "a flat history"
+    weeks = len(score.history)
+    evidence = (
+        f"{rule.dimension} {score.value} spent {credits(score.spend)} credits on "
+        f"{score.day:%A} {score.day}, against a median of {credits(score.median)} over the same "
+        f"weekday of the {weeks} weeks before ({score.spread}; {spread}, cut-off 3.5): "
+        f"+{credits(score.impact)} credits"
+    )
+    value = None if rule.dimension == "account" else f"{rule.dimension} {score.value}"
+    return Observation(
+        rule, account, value, score.spend, score.median, EVENT, evidence,
+        event=f"{score.day}", present=True,
+    )  # fmt: skip
+
+
+def _findings(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
+    if "hidden_movements" not in store.tables:
+        return
+    found = store.frame(
+        "SELECT break_id, observed_on, gap, detail, max(observed_on) OVER () AS latest "
+        "FROM hidden_movements WHERE account = ? AND NOT acknowledged ORDER BY observed_on",
+        [account],
+    )
+    for row in found.iter_rows(named=True):
+        evidence = f"a hidden movement of {credits(row['gap'])} credits on {row['observed_on']}: "
+        evidence += row["detail"] or ""
+        out.observations.append(Observation(
+            rule, account, row["break_id"], row["gap"], None, EVENT, evidence,
+            event=row["break_id"], present=row["observed_on"] == row["latest"],
+        ))  # fmt: skip
+
+
+def _syncs(store: AlertStore, rule: Rule, account: str, now: datetime, out: Evaluated) -> None:
+    if "account_status" not in store.tables:
+        return
+    status = _one(
+        store,
+        "SELECT status, last_success_at, last_failure_at, last_failure, last_failure_sync_id "
+        "FROM account_status WHERE account = ?",
+        account,
+    )
+    if status is None:
+        return
+    if rule.kind == "sync_failed":
+        if status["status"] == "failing":
+            out.observations.append(Observation(
+                rule, account, None, None, None, EVENT, status["last_failure"] or "failed",
+                event=status["last_failure_sync_id"],
+            ))  # fmt: skip
+        return
+    assert rule.hours is not None
+    since = status["last_success_at"]
+    if since is None:
+        return
+    hours = Decimal(int((now - since).total_seconds() // 60)) / 60
+    evidence = (
+        f"no successful sync for {credits(hours)} hours (the last ended "
+        f"{since:%Y-%m-%d %H:%M} UTC), limit {credits(rule.hours)} hours"
+    )
+    condition = above(hours, rule.hours, rule.recover_margin)
+    out.observations.append(
+        Observation(
+            rule, account, None, hours.quantize(Decimal("0.01")), rule.hours, condition, evidence
+        )
+    )
+
+
+__all__ = ["FIRING", "Evaluated", "evaluate"]

@@ -1,0 +1,210 @@
+"""The alerts' reads and writes: one write transaction per evaluation, claims before sends.
+
+An evaluation reads the previous states and appends the changes in ONE transaction under the
+writer's lock, so two evaluations at once (the CLI's and a Dagster run's) cannot both see "ok"
+and both record the same crossing. A sender claims its outbox rows in a write transaction of
+their own before sending, and records what came of them in another: a row claimed by a sender
+that died stays claimed until its lease runs out, then is sent again, its id unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipelines.warehouse.connection import frame, open_for_write, transaction
+from pipelines.warehouse.read import open_read_only, rows, table_names
+from pipelines.warehouse.rows import insert_dicts
+
+NEVER = date.min  # alert_rule_runs has no row: the rule's first evaluation
+
+
+@dataclass(frozen=True)
+class Latest:
+    """An alert's latest change (acknowledgements aside) and its numbering."""
+
+    state: str
+    seq: int  # the highest seq of the alert, acknowledgements included
+    acknowledged: bool
+
+
+class AlertStore:
+    """What one evaluation may ask and append, inside its transaction."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+        self.tables = {
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+
+    def frame(self, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+        return frame(self._con, sql, list(params))
+
+    def latest(self, rule: str, account: str) -> dict[str, Latest]:
+        """Each alert of ``rule`` for ``account`` by alert_id."""
+        found = self._con.execute(
+            "SELECT alert_id, arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), "
+            "max(seq), coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
+            "> max(seq) FILTER (WHERE state <> 'acknowledged'), false) "
+            "FROM alert_events WHERE rule = ? AND account = ? GROUP BY alert_id",
+            [rule, account],
+        ).fetchall()
+        return {a: Latest(s, int(n), bool(k)) for a, s, n, k in found}
+
+    def last_evaluated(self, rule: str, account: str) -> date | None:
+        """The last whole day a previous evaluation covered; NEVER without one."""
+        row = self._con.execute(
+            "SELECT count(*), max(data_day) FROM alert_rule_runs WHERE rule = ? AND account = ?",
+            [rule, account],
+        ).fetchone()
+        if not row or not row[0]:
+            return NEVER
+        return row[1]
+
+    def record(
+        self,
+        events: Sequence[dict[str, Any]],
+        outbox: Sequence[dict[str, Any]],
+        runs: Sequence[dict[str, Any]],
+    ) -> None:
+        insert_dicts(self._con, "alert_events", events)
+        insert_dicts(self._con, "alert_outbox", outbox)
+        insert_dicts(self._con, "alert_rule_runs", runs)
+
+
+@contextmanager
+def evaluating(path: Path, lock_timeout_s: float) -> Iterator[AlertStore]:
+    """An evaluation's reads and writes, all or nothing."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        yield AlertStore(con)
+
+
+def acknowledge(
+    path: Path, lock_timeout_s: float, alert_id: str, row: Mapping[str, Any]
+) -> tuple[str, str, str | None, int] | None:
+    """Appends an acknowledgement of ``alert_id`` (``row`` holds its own columns); None when no
+    such alert. Returns the alert's rule, account, dimension value and new seq."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        found = con.execute(
+            "SELECT arg_max(rule, seq), arg_max(kind, seq), arg_max(account, seq), "
+            "arg_max(dimension_value, seq), max(seq) FROM alert_events WHERE alert_id = ?",
+            [alert_id],
+        ).fetchone()
+        if not found or found[4] is None:
+            return None
+        rule, kind, account, value, seq = found
+        insert_dicts(
+            con,
+            "alert_events",
+            [
+                {
+                    **row,
+                    "event_id": f"{alert_id}/{seq + 1}",
+                    "alert_id": alert_id,
+                    "seq": seq + 1,
+                    "rule": rule,
+                    "kind": kind,
+                    "account": account,
+                    "dimension_value": value,
+                }
+            ],
+        )
+        # An acknowledged alert's messages not yet sent are not sent.
+        con.execute(
+            "UPDATE alert_outbox SET status = 'sent', last_error = 'acknowledged before sent' "
+            "WHERE alert_id = ? AND status = 'pending'",
+            [alert_id],
+        )
+        return rule, account, value, seq + 1
+
+
+@dataclass(frozen=True)
+class Claimed:
+    event_id: str
+    channel: str
+    title: str
+    body: str
+    attempts: int  # including this one
+    resend: bool  # an earlier sender claimed it and never said what came of it
+
+
+def claim(
+    path: Path, lock_timeout_s: float, now: datetime, lease: timedelta, claimed_by: str
+) -> list[Claimed]:
+    """Claims every row due (pending and past its backoff, or claimed by a sender whose lease
+    ran out), in a write transaction, before anything is sent."""
+    if not path.exists():
+        return []
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        due = con.execute(
+            "SELECT event_id, channel, title, body, attempts, status = 'sending' FROM alert_outbox "
+            "WHERE (status = 'pending' AND coalesce(next_attempt_at, enqueued_at) <= ?) "
+            "OR (status = 'sending' AND claimed_at <= ?) ORDER BY enqueued_at, event_id, channel",
+            [now, now - lease],
+        ).fetchall()
+        con.executemany(
+            "UPDATE alert_outbox SET status = 'sending', claimed_at = ?, claimed_by = ?, "
+            "attempts = attempts + 1 WHERE event_id = ? AND channel = ?",
+            [[now, claimed_by, e, c] for e, c, *_ in due],
+        )
+    return [Claimed(e, c, t, b, int(n) + 1, bool(s)) for e, c, t, b, n, s in due]
+
+
+def finish(
+    path: Path,
+    lock_timeout_s: float,
+    sent: Sequence[tuple[str, str, datetime]],
+    failed: Sequence[tuple[str, str, datetime, str]],
+) -> None:
+    """Records what came of claimed rows: (event_id, channel, sent_at) and (event_id, channel,
+    next_attempt_at, error)."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        con.executemany(
+            "UPDATE alert_outbox SET status = 'sent', sent_at = ?, last_error = NULL "
+            "WHERE event_id = ? AND channel = ?",
+            [[at, e, c] for e, c, at in sent],
+        )
+        con.executemany(
+            "UPDATE alert_outbox SET status = 'pending', next_attempt_at = ?, last_error = ? "
+            "WHERE event_id = ? AND channel = ?",
+            [[at, error, e, c] for e, c, at, error in failed],
+        )
+
+
+ALERT_COLUMNS = (
+    "alert_id, rule, kind, account, dimension_value, state, measured, threshold, severity, "
+    "evidence, since, changed_at, acknowledged, ack_reason, delivered, pending"
+)
+
+
+def read_alerts(
+    path: Path, lock_timeout_s: float, *, everything: bool, account: str | None
+) -> list[dict[str, Any]]:
+    """The alerts view, open ones (firing, not acknowledged) unless ``everything``."""
+    if not path.exists():
+        return []
+    with open_read_only(path, lock_timeout_s) as con:
+        if "alerts" not in table_names(con):
+            return []
+        where = ["state <> 'baseline'"] if not everything else ["true"]
+        if not everything:
+            where.append("state = 'firing' AND NOT acknowledged")
+        params: list[Any] = []
+        if account:
+            where.append("account = ?")
+            params.append(account)
+        found = rows(
+            con,
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE {' AND '.join(where)} "
+            "ORDER BY account, changed_at DESC, alert_id",
+            params,
+        )
+    names = [c.strip() for c in ALERT_COLUMNS.split(",")]
+    return [dict(zip(names, row, strict=True)) for row in found]
