@@ -125,6 +125,11 @@ def acknowledge(
         return rule, account, value, seq + 1
 
 
+def _each(con: duckdb.DuckDBPyConnection, sql: str, params: list[list[Any]]) -> None:
+    if params:
+        con.executemany(sql, params)
+
+
 @dataclass(frozen=True)
 class Claimed:
     event_id: str
@@ -149,7 +154,8 @@ def claim(
             "OR (status = 'sending' AND claimed_at <= ?) ORDER BY enqueued_at, event_id, channel",
             [now, now - lease],
         ).fetchall()
-        con.executemany(
+        _each(
+            con,
             "UPDATE alert_outbox SET status = 'sending', claimed_at = ?, claimed_by = ?, "
             "attempts = attempts + 1 WHERE event_id = ? AND channel = ?",
             [[now, claimed_by, e, c] for e, c, *_ in due],
@@ -166,12 +172,14 @@ def finish(
     """Records what came of claimed rows: (event_id, channel, sent_at) and (event_id, channel,
     next_attempt_at, error)."""
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        con.executemany(
+        _each(
+            con,
             "UPDATE alert_outbox SET status = 'sent', sent_at = ?, last_error = NULL "
             "WHERE event_id = ? AND channel = ?",
             [[at, e, c] for e, c, at in sent],
         )
-        con.executemany(
+        _each(
+            con,
             "UPDATE alert_outbox SET status = 'pending', next_attempt_at = ?, last_error = ? "
             "WHERE event_id = ? AND channel = ?",
             [[at, error, e, c] for e, c, at, error in failed],
