@@ -42,7 +42,7 @@ class _Mailbox:
     def __init__(self, received: Received) -> None:
         self.received = received
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         mail = email.message_from_bytes(envelope.content, policy=email.policy.default)
         part = mail.get_body(preferencelist=("plain",))
         text = part.get_content() if part is not None else ""
@@ -56,7 +56,7 @@ def receivers() -> Iterator[tuple[Received, int, int]]:
     received = Received()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             received.http.append((self.path, json.loads(self.rfile.read(length) or b"{}")))
             self.send_response(200)
