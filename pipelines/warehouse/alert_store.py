@@ -63,8 +63,8 @@ class AlertStore:
         row = self._con.execute(
             "SELECT count(*), max(data_day) FROM alert_rule_runs WHERE rule = ? AND account = ?",
             [rule, account],
-        ).fetchone()
-        if not row or not row[0]:
+        ).fetchall()[0]
+        if not row[0]:
             return NEVER
         return row[1]
 
@@ -96,8 +96,8 @@ def acknowledge(
             "SELECT arg_max(rule, seq), arg_max(kind, seq), arg_max(account, seq), "
             "arg_max(dimension_value, seq), max(seq) FROM alert_events WHERE alert_id = ?",
             [alert_id],
-        ).fetchone()
-        if not found or found[4] is None:
+        ).fetchall()[0]
+        if found[4] is None:
             return None
         rule, kind, account, value, seq = found
         insert_dicts(
