@@ -180,19 +180,26 @@ def _join(name: str | None, level: str) -> str:
 
 
 def _anomalies(store: AlertStore, rule: Rule, account: str, today: date, out: Evaluated) -> None:
+    """Each whole UTC day since the last evaluation (the last one only, the first time): the
+    ledger's days, so a ledger synced up to a day before today is judged on its own last day."""
     assert rule.min_credits is not None
-    last_day = today - timedelta(days=1)
+    span = _one(
+        store,
+        "SELECT min(day) AS first, max(day) FILTER (WHERE entries > 0) AS last "
+        "FROM daily_balance WHERE account = ?",
+        account,
+    )  # fmt: skip
+    if span is None or span["first"] is None:
+        return
+    last_day = min(today, span["last"]) - timedelta(days=1)
     before = store.last_evaluated(rule.name, account)
     start = last_day if before in (NEVER, None) else before + timedelta(days=1)
     start = max(start, last_day - timedelta(days=MOST_DAYS_BEHIND - 1))
-    out.data_day = last_day
-    first = _one(store, "SELECT min(day) AS first FROM daily_balance WHERE account = ?", account)
-    if first is None or first["first"] is None:
-        return
+    out.data_day = max(last_day, before) if before not in (NEVER, None) else last_day
     spend = _spend(store, rule, account, start - timedelta(weeks=8), last_day)
     day = start
     while day <= last_day:
-        for score in spend_anomalies(spend, day, rule.min_credits, first["first"]):
+        for score in spend_anomalies(spend, day, rule.min_credits, span["first"]):
             if not score.enough_history:
                 out.notes.append(
                     f"{rule.dimension} {score.value} on {day}: fewer than 4 earlier "
@@ -220,19 +227,25 @@ def _anomaly(rule: Rule, account: str, score: AnomalyScore) -> Observation:
 
 
 def _findings(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
+    """One event per movement, keyed by the entry it follows and its gap, not by its break_id:
+    a movement after the last entry becomes one between entries once later entries arrive, a
+    new id for the same movement, which must not be a second alert."""
     if "hidden_movements" not in store.tables:
         return
     found = store.frame(
-        "SELECT break_id, observed_on, gap, detail, max(observed_on) OVER () AS latest "
+        "SELECT break_id, observed_on, gap, detail, max(observed_on) OVER () AS latest, "
+        "coalesce(before_entry_id, 'before:' || after_entry_id) AS anchor "
         "FROM hidden_movements WHERE account = ? AND NOT acknowledged ORDER BY observed_on",
         [account],
     )
     for row in found.iter_rows(named=True):
-        evidence = f"a hidden movement of {credits(row['gap'])} credits on {row['observed_on']}: "
-        evidence += row["detail"] or ""
+        evidence = (
+            f"a hidden movement of {credits(row['gap'])} credits on {row['observed_on']} "
+            f"({row['break_id']}): {row['detail'] or ''}"
+        )
         out.observations.append(Observation(
-            rule, account, row["break_id"], row["gap"], None, EVENT, evidence,
-            event=row["break_id"], present=row["observed_on"] == row["latest"],
+            rule, account, None, row["gap"], None, EVENT, evidence,
+            event=f"{row['anchor']}|{row['gap']}", present=row["observed_on"] == row["latest"],
         ))  # fmt: skip
 
 
