@@ -384,3 +384,5 @@ class ReportData:
     notices: list[str] = field(default_factory=list)
     # Every account of the accounts file (and any other a sync recorded), with or without data.
     statuses: list[AccountStatus] = field(default_factory=list)
+    # The alerts view's rows (dashboards/read_alerts.py), seen-only ones left out.
+    alerts: list[dict[str, Any]] = field(default_factory=list)

@@ -40,7 +40,7 @@ from pipelines.automation import CLI_RUN_TAG, RECONCILED
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.schedules import utc_schedule
 from pipelines.settings import Settings
-from pipelines.warehouse.alert_store import read_alerts
+from pipelines.warehouse.alert_read import read_alerts
 
 ASSET = "alerts"
 JOB = "alert_delivery"

@@ -13,7 +13,8 @@ from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import deliver, try_channel
 from pipelines.cli.errors import UsageError
 from pipelines.settings import Settings
-from pipelines.warehouse.alert_store import acknowledge, read_alerts
+from pipelines.warehouse.alert_read import read_alerts
+from pipelines.warehouse.alert_store import acknowledge
 
 
 def alert_line(alert: dict[str, Any]) -> str:

@@ -20,7 +20,6 @@ import duckdb
 import polars as pl
 
 from pipelines.warehouse.connection import frame, open_for_write, transaction
-from pipelines.warehouse.read import open_read_only, rows, table_names
 from pipelines.warehouse.rows import insert_dicts
 
 NEVER = date.min  # alert_rule_runs has no row: the rule's first evaluation
@@ -184,35 +183,3 @@ def finish(
             "WHERE event_id = ? AND channel = ?",
             [[at, error, e, c] for e, c, at, error in failed],
         )
-
-
-ALERT_COLUMNS = (
-    "alert_id, rule, kind, account, dimension_value, state, measured, threshold, severity, "
-    "evidence, since, changed_at, acknowledged, ack_reason, delivered, pending"
-)
-
-
-def read_alerts(
-    path: Path, lock_timeout_s: float, *, everything: bool, account: str | None
-) -> list[dict[str, Any]]:
-    """The alerts view, open ones (firing, not acknowledged) unless ``everything``."""
-    if not path.exists():
-        return []
-    with open_read_only(path, lock_timeout_s) as con:
-        if "alerts" not in table_names(con):
-            return []
-        where = ["state <> 'baseline'"] if not everything else ["true"]
-        if not everything:
-            where.append("state = 'firing' AND NOT acknowledged")
-        params: list[Any] = []
-        if account:
-            where.append("account = ?")
-            params.append(account)
-        found = rows(
-            con,
-            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE {' AND '.join(where)} "
-            "ORDER BY account, changed_at DESC, alert_id",
-            params,
-        )
-    names = [c.strip() for c in ALERT_COLUMNS.split(",")]
-    return [dict(zip(names, row, strict=True)) for row in found]

@@ -207,3 +207,30 @@ def test_listing_shows_where_and_when_it_was_delivered(setup: Setup) -> None:
     _check(env)
     listed = json.dumps(cli_in_process("alerts", "list", env=env).stdout)
     assert "delivered: hook 20" in listed
+
+
+def test_the_site_has_an_alerts_page_and_a_banner(setup: Setup, tmp_path: Path) -> None:
+    from dashboards.site import build_site
+
+    env = _env(setup)
+    _write(env, 30000, '"hook"')
+    _check(env)
+    site = build_site(Path(env["CREDITLENS_WAREHOUSE"]), tmp_path / "site", lock_timeout_s=5.0)
+    page = (tmp_path / "site" / "alerts.html").read_text()
+    (alert_id,) = set(re.findall(r"al-[0-9a-f]{12}", page))
+    assert "low-balance" in page and "hook 20" in page  # delivered where and when
+    overview = site.overviews["acme"].read_text()
+    assert "1 alert firing for acme" in overview and "29,888.92" in overview
+    assert 'href="alerts.html"' in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_stale_fires_without_a_sync_and_says_how_long(setup: Setup) -> None:
+    env = _env(setup)
+    Path(env["CREDITLENS_CONFIG"]).write_text(
+        '[[channels]]\nname = "hook"\nurl_env = "HOOK_URL"\n\n'
+        '[[alerts]]\nname = "stale"\nkind = "stale"\nhours = 0\nchannels = ["hook"]\n'
+    )
+    code, out, _ = _check(env)
+    assert code == 0 and "alert firing: stale on acme" in out
+    (text,) = setup[1].texts()
+    assert "no successful sync for" in text and "limit 0 hours" in text
