@@ -238,7 +238,7 @@ def _top_level_problem(key: str) -> str:
         )
     if _names_a_secret(key):
         return _secret_refusal(key)
-    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS], 'table')}"
+    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS, *ALERT_TABLES], 'table')}"
 
 
 def _installation_refusal(key: str) -> str:
