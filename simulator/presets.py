@@ -223,9 +223,9 @@ def million() -> Scenario:
 
 def alerts() -> Scenario:
     """What alerts are for: burnco burns toward zero with no automatic top-up (low balance,
-    short runway), spikeco's first agent spends eight times its usual yesterday and a movement
-    no entry explains ends its ledger, and topupco, low today, is topped up tomorrow (advance
-    the clock a day: the balance recovers)."""
+    short runway); spikeco's first agent spends eight times its usual yesterday, and a movement
+    no entry explains ends its ledger (another, long ago, is history, not news); topupco, low
+    today, is topped up tomorrow (advance the clock a day: the balance recovers)."""
     burning = CompanySpec(
         name="burnco", history_days=70, entries_per_day=200, agents=3, campaigns=2,
         plan="Starter", auto_top_up=False, top_ups=[TopUpSpec(days_ago=69, amount=Decimal(5000))],
@@ -233,7 +233,10 @@ def alerts() -> Scenario:
     spiking = _small_company("spikeco").model_copy(
         update={
             "spend_spikes": [SpendSpikeSpec(days_ago=1, factor=8.0, agent=0)],
-            "hidden_movements": [HiddenMovementSpec(amount=Decimal("-35.5"), at_end=True)],
+            "hidden_movements": [
+                HiddenMovementSpec(amount=Decimal("12.25"), after_index=200),  # long ago
+                HiddenMovementSpec(amount=Decimal("-35.5"), at_end=True),
+            ],
         }
     )
     topping = CompanySpec(

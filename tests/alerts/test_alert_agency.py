@@ -123,6 +123,10 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
         ("runway", "burnco"),
     ]
     assert len(received.mail) == 2  # the low balances, by email too
+    # spikeco's movement of long ago is recorded as seen at the rule's first evaluation, not sent
+    warehouse = Path(env["CREDITLENS_WAREHOUSE"])
+    seen = table(warehouse, "SELECT account, state FROM alert_events WHERE rule = 'movements'")
+    assert sorted(seen) == [("spikeco", "baseline"), ("spikeco", "firing")]
     assert all(re.search(r"al-[0-9a-f]{12}/1", m) for m in received.mail)
     received.clear()
     assert cli_in_process("alerts", "check", env=env).returncode == 0
@@ -133,8 +137,14 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
     assert _sent(received) == [("low-balance", "topupco")]
     assert "recovered" in received.http[0][1]["text"] and len(received.mail) == 1
     states = table(
-        Path(env["CREDITLENS_WAREHOUSE"]),
+        warehouse,
         "SELECT account, rule, state FROM alerts WHERE state <> 'baseline' ORDER BY 1, 2",
     )
     assert ("topupco", "low-balance", "recovered") in states
     assert ("burnco", "low-balance", "firing") in states
+
+    received.clear()  # a key the platform refuses: topupco's sync fails, and says so once
+    failing = {**env, "TOPUPCO_KEY": "not-a-key-the-platform-knows"}
+    assert cli_in_process("sync", env=failing).returncode == 1
+    assert _sent(received) == [("failed", "topupco")]
+    assert "account topupco" in received.http[0][1]["text"]
