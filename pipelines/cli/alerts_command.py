@@ -66,7 +66,9 @@ def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
     """Evaluates every rule, then sends what is due: (lines for stdout, warnings for stderr)."""
     config = alerting(settings)
     if not config.rules:
-        return [], []
+        return [
+            "no alert rules configured: add [[alerts]] to the accounts file (docs/alerts.md)"
+        ], []
     warehouse = settings.open_warehouse()
     result = check_rules(warehouse, config, [a.name for a in settings.accounts])
     delivery = deliver(warehouse, config)

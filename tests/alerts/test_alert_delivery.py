@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,9 +16,8 @@ from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import LEASE, deliver
 from pipelines.alerts.rules import Alerting
 from pipelines.settings import Settings
-from pipelines.warehouse.alert_store import claim
 from tests.alerts.receivers import Received
-from tests.pipeline.helpers import cli_in_process, table
+from tests.pipeline.helpers import cli, cli_in_process, table
 
 TOKEN = "xoxbSeCrEt4chan8neltoken"
 BALANCE = 29888.9163  # the small scenario's balance at the sync (its seed is fixed)
@@ -123,28 +123,25 @@ def test_a_channel_down_keeps_its_messages_until_it_comes_back(setup: Setup) -> 
     assert received.texts() == []
 
 
-def test_a_sender_that_died_between_sending_and_recording_is_resent_with_the_same_id(
+def test_a_sender_killed_between_sending_and_recording_resends_with_the_same_id(
     setup: Setup,
 ) -> None:
     env, received = _env(setup), setup[1]
     _write(env, 30000, '"hook"')
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        Path(env["CREDITLENS_CONFIG"])
-        .read_text()
-        .replace('url_env = "HOOK_URL"', 'url_env = "UNSET_URL"')
-    )
-    _check(env)  # queued; the channel's variable unset: kept
+    killed = cli("alerts", "check", env={**env, "CREDITLENS_FAILPOINT": "alert_sent"})
+    assert killed.returncode == -signal.SIGKILL
+    (first,) = received.texts()  # it was sent before the process died
+    (event_id,) = _ids(received)
     settings = _settings(env)
-    _write(env, 30000, '"hook"')
-    now = datetime.now(UTC) + timedelta(hours=1)
-    # What a sender leaves when it is killed after sending and before recording: its claim.
-    (claimed,) = claim(settings.warehouse, 5.0, now, LEASE, "killed-sender")
-    assert deliver(settings.open_warehouse(), _rules(env), env, now=now).sent == []
-    after_lease = now + LEASE + timedelta(seconds=1)
+    assert deliver(settings.open_warehouse(), _rules(env), env).sent == []  # still claimed
+    after_lease = datetime.now(UTC) + LEASE + timedelta(seconds=1)
     resent = deliver(settings.open_warehouse(), _rules(env), env, now=after_lease)
-    assert resent.sent == [(claimed.event_id, "hook")]
-    (message,) = received.texts()
-    assert claimed.event_id in message and "sent again" in message
+    assert resent.sent == [(event_id, "hook")]
+    again = received.texts()[1]
+    assert event_id in again and "sent again" in again and "sent again" not in first
+    received.clear()
+    _check(env)
+    assert received.texts() == []  # recorded now: never a third time
 
 
 def test_an_acknowledged_alert_is_silent_until_it_recovers(setup: Setup) -> None:
