@@ -370,6 +370,8 @@ class Account:
     lines: dict[date, list[StatementLine]] | None = None
     # The report month's entries, one by one (only that month's: the site stays sized by days).
     month_entries: list[MonthEntry] | None = None
+    # Days a spend_anomaly alert fired for, by (dimension column, value): marked on its chart.
+    anomalies: dict[tuple[str, str], list[date]] = field(default_factory=dict)
 
     def statement(self, month: date | None) -> Statement | None:
         return next((s for s in self.statements if s.month == month), None)

@@ -3,7 +3,9 @@ an account with alerts firing, so nobody reads its figures without seeing them."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from dashboards import model
@@ -17,9 +19,19 @@ def read_alerts(con: ReadConnection, account: str | None) -> list[dict[str, Any]
     return [a for a in found if a["state"] != "baseline"]
 
 
+ANOMALY_VALUE = re.compile(r"(agent|campaign|channel) (.+) on (\d{4}-\d{2}-\d{2})")
+COLUMNS = {"agent": "agent_id", "campaign": "campaign_id", "channel": "channel"}
+
+
 def say_alerts(accounts: Sequence[model.Account], alerts: Sequence[dict[str, Any]]) -> None:
-    """A notice (the pages' banner) on each account with alerts firing and not acknowledged."""
+    """A notice (the pages' banner) on each account with alerts firing and not acknowledged,
+    and the days of its spend anomalies, for the charts of the values that spiked."""
     for account in accounts:
+        for alert in alerts:
+            found = ANOMALY_VALUE.fullmatch(alert["dimension_value"] or "")
+            if alert["account"] == account.name and alert["kind"] == "spend_anomaly" and found:
+                key = (COLUMNS[found[1]], found[2])
+                account.anomalies.setdefault(key, []).append(date.fromisoformat(found[3]))
         firing = [
             a
             for a in alerts

@@ -219,7 +219,10 @@ def _anomaly(rule: Rule, account: str, score: AnomalyScore) -> Observation:
         f"weekday of the {weeks} weeks before ({score.spread}; {spread}, cut-off 3.5): "
         f"+{credits(score.impact)} credits"
     )
-    value = None if rule.dimension == "account" else f"{rule.dimension} {score.value}"
+    # The day is part of what was anomalous: the site marks it on the value's daily chart.
+    value = ("" if rule.dimension == "account" else f"{rule.dimension} {score.value} ") + (
+        f"on {score.day}"
+    )
     return Observation(
         rule, account, value, score.spend, score.median, EVENT, evidence,
         event=f"{score.day}", present=True,

@@ -148,3 +148,10 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
     assert cli_in_process("sync", env=failing).returncode == 1
     assert _sent(received) == [("failed", "topupco")]
     assert "account topupco" in received.http[0][1]["text"]
+
+    # The site marks spikeco's anomalous day on its agent's chart, and nowhere else.
+    from dashboards.site import build_site
+
+    site = build_site(warehouse, warehouse.parent / "site", lock_timeout_s=5.0)
+    marked = [p for p in site.pages if "spend anomaly (alert)" in p.read_text()]
+    assert len(marked) == 1 and "spikeco" in str(marked[0]) and "agents" in str(marked[0])
