@@ -39,33 +39,46 @@ class AlertStore:
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self._con = con
+        self._frames: dict[tuple[str, tuple[Any, ...]], pl.DataFrame] = {}
+        self._latest: dict[tuple[str, str], dict[str, Latest]] | None = None
+        self._runs: dict[tuple[str, str], date | None] | None = None
         self.tables = {
             r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
         }
 
     def frame(self, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
-        return frame(self._con, sql, list(params))
+        """A query's answer, kept for the evaluation: nothing it reads changes until it records
+        its changes, at the end, so every account's rule asks each question once."""
+        key = (sql, tuple(params))
+        if key not in self._frames:
+            self._frames[key] = frame(self._con, sql, list(params))
+        return self._frames[key]
 
     def latest(self, rule: str, account: str) -> dict[str, Latest]:
-        """Each alert of ``rule`` for ``account`` by alert_id."""
-        found = self._con.execute(
-            "SELECT alert_id, arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), "
-            "max(seq), coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
-            "> max(seq) FILTER (WHERE state <> 'acknowledged'), false) "
-            "FROM alert_events WHERE rule = ? AND account = ? GROUP BY alert_id",
-            [rule, account],
-        ).fetchall()
-        return {a: Latest(s, int(n), bool(k)) for a, s, n, k in found}
+        """Each alert of ``rule`` for ``account`` by alert_id (every alert read at once)."""
+        if self._latest is None:
+            self._latest = {}
+            for r, acct, alert, state, seq, acked in self._con.execute(
+                "SELECT rule, account, alert_id, "
+                "arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), max(seq), "
+                "coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
+                "> max(seq) FILTER (WHERE state <> 'acknowledged'), false) "
+                "FROM alert_events GROUP BY rule, account, alert_id"
+            ).fetchall():
+                self._latest.setdefault((r, acct), {})[alert] = Latest(state, int(seq), bool(acked))
+        return self._latest.get((rule, account), {})
 
     def last_evaluated(self, rule: str, account: str) -> date | None:
-        """The last whole day a previous evaluation covered; NEVER without one."""
-        row = self._con.execute(
-            "SELECT count(*), max(data_day) FROM alert_rule_runs WHERE rule = ? AND account = ?",
-            [rule, account],
-        ).fetchall()[0]
-        if not row[0]:
-            return NEVER
-        return row[1]
+        """The last whole day a previous evaluation covered (None: none recorded); NEVER
+        without a previous evaluation."""
+        if self._runs is None:
+            self._runs = {
+                (r, a): d
+                for r, a, d in self._con.execute(
+                    "SELECT rule, account, max(data_day) FROM alert_rule_runs GROUP BY ALL"
+                ).fetchall()
+            }
+        return self._runs.get((rule, account), NEVER)
 
     def record(
         self,
