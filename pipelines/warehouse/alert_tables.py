@@ -43,8 +43,10 @@ ALERT_EVENTS = Table(
         Column(
             "dimension_value",
             "VARCHAR",
-            "What within the account: an agent, campaign or channel, a budget level "
-            "(80%, 100%, projected), an anomaly's day, a finding's break_id; NULL for the account.",
+            "What within the account: an agent, campaign or channel (`agent agt_1`), a budget "
+            "level (`80%`, `100%`, `projected`), an anomaly's value and day (`agent agt_1 on "
+            "2026-11-02`); NULL for the account as a whole (and for a hidden movement, whose "
+            "break_id is in the evidence).",
         ),
         Column("state", "VARCHAR", "firing, recovered, baseline or acknowledged.", True),
         Column("measured", MONEY, "The value measured: credits, days or hours."),

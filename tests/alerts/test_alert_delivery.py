@@ -156,6 +156,11 @@ def test_an_acknowledged_alert_is_silent_until_it_recovers(setup: Setup) -> None
     assert alert_id.startswith("al-") and "low-balance" in listed
     done = cli_in_process("alerts", "ack", alert_id, "--reason", "top-up ordered", env=down)
     assert done.returncode == 0 and "silent until it recovers" in done.stdout
+    unknown = cli_in_process("alerts", "ack", "al-000000000000", "--reason", "x", env=down)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip() == (
+        "creditlens: error: no alert 'al-000000000000': see `creditlens alerts list --all`"
+    )
     assert cli_in_process("alerts", "list", env=down).stdout.strip() == "no open alerts"
     assert "top-up ordered" in cli_in_process("alerts", "list", "--all", env=down).stdout
     up = _env(setup)
