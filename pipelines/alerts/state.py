@@ -61,7 +61,7 @@ def changes(
             if key not in seen and before.state == FIRING:
                 evidence = "no spend this month: under every level again"
                 gone = Observation(
-                    rule, account, None, Decimal(0), None, OK, evidence, known_id=key
+                    rule, account, before.value, Decimal(0), None, OK, evidence, known_id=key
                 )
                 out.append(Change(gone, "recovered", before.seq + 1))
     return out

@@ -32,6 +32,7 @@ class Latest:
     state: str
     seq: int  # the highest seq of the alert, acknowledgements included
     acknowledged: bool
+    value: str | None = None  # its dimension value
 
 
 class AlertStore:
@@ -58,14 +59,15 @@ class AlertStore:
         """Each alert of ``rule`` for ``account`` by alert_id (every alert read at once)."""
         if self._latest is None:
             self._latest = {}
-            for r, acct, alert, state, seq, acked in self._con.execute(
+            for r, acct, alert, state, seq, acked, value in self._con.execute(
                 "SELECT rule, account, alert_id, "
                 "arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), max(seq), "
                 "coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
-                "> max(seq) FILTER (WHERE state <> 'acknowledged'), false) "
-                "FROM alert_events GROUP BY rule, account, alert_id"
+                "> max(seq) FILTER (WHERE state <> 'acknowledged'), false), "
+                "arg_max(dimension_value, seq) FROM alert_events GROUP BY rule, account, alert_id"
             ).fetchall():
-                self._latest.setdefault((r, acct), {})[alert] = Latest(state, int(seq), bool(acked))
+                latest = Latest(state, int(seq), bool(acked), value)
+                self._latest.setdefault((r, acct), {})[alert] = latest
         return self._latest.get((rule, account), {})
 
     def last_evaluated(self, rule: str, account: str) -> date | None:
