@@ -91,14 +91,16 @@ def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
     return lines, delivery.warnings
 
 
-def after_sync(settings: Settings) -> list[str]:
-    """The alerts of a CLI sync: warning lines only; an alert that cannot be evaluated or
-    delivered is a warning, never a failed sync."""
+def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
+    """The alerts of a CLI sync: what changed (stdout) and warnings (stderr); an alert that
+    cannot be evaluated or delivered is a warning, never a failed sync."""
+    if not alerting(settings).rules:
+        return [], []
     try:
-        _, warnings = check_and_deliver(settings)
+        lines, warnings = check_and_deliver(settings)
     except Exception as exc:  # a channel or a rule must never fail the sync
-        return [f"alerts: not evaluated: {type(exc).__name__}: {exc}"]
-    return warnings
+        return [], [f"alerts: not evaluated: {type(exc).__name__}: {exc}"]
+    return [line for line in lines if line.startswith("alert ")], warnings
 
 
 def test_line(settings: Settings, channel: str) -> tuple[bool, str]:

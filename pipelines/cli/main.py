@@ -63,7 +63,10 @@ def sync(
             typer.echo(f"creditlens: error: {line}", err=True)
         from pipelines.cli.alerts_command import after_sync
 
-        for line in after_sync(Settings.from_env().selecting(account or ())):
+        alert_lines, warnings = after_sync(Settings.from_env().selecting(account or ()))
+        for line in alert_lines:
+            typer.echo(line)
+        for line in warnings:
             typer.echo(f"creditlens: warning: {line}", err=True)
     if failed:
         raise typer.Exit(1)

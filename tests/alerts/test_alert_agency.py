@@ -115,6 +115,7 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
     done = cli_in_process("sync", env=env)
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
+    assert "alert firing: low-balance on burnco" in done.stdout  # said where the sync is read
     assert _sent(received) == [
         ("agent-spike", "spikeco"),
         ("low-balance", "burnco"),
