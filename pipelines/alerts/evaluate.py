@@ -220,18 +220,48 @@ def _anomalies(store: AlertStore, rule: Rule, account: str, today: date, out: Ev
                     f"{day:%A}s of data: no verdict (it needs 4 to 8)"
                 )
             elif score.anomalous:
-                out.observations.append(_anomaly(rule, account, score))
+                parts = _contributors(store, rule, account, score, span["first"], today)
+                out.observations.append(_anomaly(rule, account, score, parts))
         day += timedelta(days=1)
 
 
-def _anomaly(rule: Rule, account: str, score: AnomalyScore) -> Observation:
+# What an anomaly is broken down by, to name what contributed most: agents for an account or
+# a campaign or channel, campaigns for an agent.
+PARTS = {"account": "agent", "agent": "campaign", "campaign": "agent", "channel": "agent"}
+
+
+def _contributors(
+    store: AlertStore, rule: Rule, account: str, score: AnomalyScore, first: date, today: date
+) -> str:
+    """The (at most three) parts whose spend rose most above their own same-weekday median."""
+    part = PARTS[rule.dimension]
+    value = COLUMN.get(rule.dimension, "account")
+    rows = _of(
+        store,
+        f"SELECT account, {value} AS whole, {COLUMN[part]} AS value, entry_day AS day, "
+        "sum(net_credits) AS spend FROM consumption WHERE entry_day BETWEEN ? AND ? "
+        f"AND {COLUMN[part]} IS NOT NULL GROUP BY ALL",
+        account,
+        [today - timedelta(days=MOST_DAYS_BEHIND + 57), today],
+    )
+    rows = rows.filter(pl.col("whole") == score.value).drop("account", "whole")
+    rises = [
+        (p.spend - p.median, p.value)
+        for p in spend_anomalies(rows, score.day, Decimal(0), first)
+        if p.median is not None and p.spend > p.median
+    ]
+    top = sorted(rises, reverse=True)[:3]
+    return ", ".join(f"{part} {name} +{credits(rise)}" for rise, name in top)
+
+
+def _anomaly(rule: Rule, account: str, score: AnomalyScore, parts: str) -> Observation:
     spread = f"score {score.score}" if score.score is not None else "a flat history"
     weeks = len(score.history)
     evidence = (
         f"{rule.dimension} {score.value} spent {credits(score.spend)} credits on "
         f"{score.day:%A} {score.day}, against a median of {credits(score.median)} over the same "
         f"weekday of the {weeks} weeks before ({score.spread}; {spread}, cut-off 3.5): "
-        f"+{credits(score.impact)} credits"
+        f"+{credits(score.impact)} credits" + (f"; most of it: {parts}" if parts else "")
     )
     # The day is part of what was anomalous: the site marks it on the value's daily chart.
     value = ("" if rule.dimension == "account" else f"{rule.dimension} {score.value} ") + (

@@ -124,6 +124,8 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
         ("runway", "burnco"),
     ]
     assert len(received.mail) == 2  # the low balances, by email too
+    spike = next(b["text"] for _, b in received.http if "agent-spike" in b["text"])
+    assert "same weekday" in spike and "most of it: campaign" in spike  # what contributed
     # spikeco's movement of long ago is recorded as seen at the rule's first evaluation, not sent
     warehouse = Path(env["CREDITLENS_WAREHOUSE"])
     seen = table(warehouse, "SELECT account, state FROM alert_events WHERE rule = 'movements'")
