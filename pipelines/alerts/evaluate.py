@@ -275,16 +275,18 @@ def _anomaly(rule: Rule, account: str, score: AnomalyScore, parts: str) -> Obser
 
 def _findings(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
     """One event per movement, keyed by the entry it follows and its gap, not by its break_id:
+    a first evaluation sends only those of the ledger's last two days (news, not history);
     a movement after the last entry becomes one between entries once later entries arrive, a
     new id for the same movement, which must not be a second alert."""
     if "hidden_movements" not in store.tables:
         return
     found = _of(
         store,
-        "SELECT account, break_id, observed_on, gap, detail, "
-        "max(observed_on) OVER (PARTITION BY account) AS latest, "
+        "SELECT h.account, break_id, observed_on, gap, detail, d.latest, "
         "coalesce(before_entry_id, 'before:' || after_entry_id) AS anchor "
-        "FROM hidden_movements WHERE NOT acknowledged ORDER BY account, observed_on",
+        "FROM hidden_movements h LEFT JOIN (SELECT account, max(day) AS latest "
+        "FROM daily_balance GROUP BY account) d ON d.account = h.account "
+        "WHERE NOT acknowledged ORDER BY h.account, observed_on",
         account,
     )
     for row in found.iter_rows(named=True):
@@ -294,8 +296,14 @@ def _findings(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> No
         )
         out.observations.append(Observation(
             rule, account, None, row["gap"], None, EVENT, evidence,
-            event=f"{row['anchor']}|{row['gap']}", present=row["observed_on"] == row["latest"],
+            event=f"{row['anchor']}|{row['gap']}",
+            present=_recent(row["observed_on"], row["latest"]),
         ))  # fmt: skip
+
+
+def _recent(day: date | None, latest: date | None) -> bool:
+    """Observed on the ledger's last day or the one before: news, not history."""
+    return day is not None and latest is not None and day >= latest - timedelta(days=1)
 
 
 def _syncs(store: AlertStore, rule: Rule, account: str, now: datetime, out: Evaluated) -> None:
