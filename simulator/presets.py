@@ -240,7 +240,7 @@ def alerts() -> Scenario:
         }
     )
     topping = CompanySpec(
-        name="topupco", history_days=40, entries_per_day=40, agents=2, campaigns=2,
+        name="topupco", history_days=20, entries_per_day=40, agents=2, campaigns=2,
         plan="Starter", auto_top_up=False, top_ups=[TopUpSpec(days_ago=-1, amount=Decimal(20000))],
     )  # fmt: skip
     return Scenario(name="alerts", companies=[burning, spiking, topping])

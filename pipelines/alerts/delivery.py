@@ -17,9 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-import apprise
-from apprise.plugins.custom_json import NotifyJSON
-
 from pipelines.alerts.messages import RESENT
 from pipelines.alerts.rules import Alerting, Channel
 from pipelines.api.redact import Redactor
@@ -58,6 +55,11 @@ def _apprise_quiet() -> Iterator[None]:
 
 def send(url: str, title: str, body: str, event_id: str) -> str | None:
     """None when the channel accepted the message, else why not (never the URL)."""
+    # Imported here: Apprise loads its ~100 services (0.2 s), which every process that builds
+    # the Dagster definitions would otherwise pay, sending or not.
+    import apprise
+    from apprise.plugins.custom_json import NotifyJSON
+
     with _apprise_quiet():
         try:
             plugin = apprise.Apprise.instantiate(url)

@@ -20,7 +20,7 @@ url_env = "OPS_ALERTS_URL"
 [[alerts]]
 name = "low-balance"
 kind = "balance_below"
-threshold = 5000
+threshold = 20000
 channels = ["ops"]
 
 [[alerts]]

@@ -53,14 +53,14 @@ channels = ["chat", "mail"]
 [[alerts]]
 name = "runway"
 kind = "runway_below"
-days = 60
+days = 90
 channels = ["chat"]
 
 [[alerts]]
 name = "agent-spike"
 kind = "spend_anomaly"
 dimension = "agent"
-min_credits = 25
+min_credits = 60
 channels = ["chat"]
 
 [[alerts]]

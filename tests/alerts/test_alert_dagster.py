@@ -10,10 +10,12 @@ import pytest
 from dagster import AssetCheckSeverity, AssetKey, DagsterRun
 
 from pipelines.alerts.definitions import JOB, delivery_request
+from pipelines.alerts.observe import credits
 from pipelines.automation import CLI_RUN_TAG
 from pipelines.definitions import build_definitions
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.settings import Settings
+from tests.alerts.helpers import above, balance
 from tests.alerts.receivers import Received
 
 Setup = tuple[dict[str, str], Received, int, int]
@@ -24,7 +26,7 @@ def test_each_rule_is_a_check_with_its_evidence(
 ) -> None:
     env, received, http_port, _ = setup
     config = Path(env["CREDITLENS_CONFIG"])
-    config.write_text("""
+    config.write_text(f"""
 [[channels]]
 name = "hook"
 url_env = "HOOK_URL"
@@ -32,7 +34,7 @@ url_env = "HOOK_URL"
 [[alerts]]
 name = "low-balance"
 kind = "balance_below"
-threshold = 30000
+threshold = {above(env)}
 channels = ["hook"]
 
 [[alerts]]
@@ -54,7 +56,7 @@ monthly_limit = 1000000
     low = next(c for name, c in checks.items() if name.startswith("alert_low_balance"))
     budget = next(c for name, c in checks.items() if name.startswith("alert_acme_budget"))
     assert (low.passed, low.severity) == (False, AssetCheckSeverity.ERROR)
-    assert "29,888.92" in low.metadata["evidence"].value
+    assert credits(balance(env)) in low.metadata["evidence"].value
     assert (budget.passed, budget.severity) == (True, AssetCheckSeverity.WARN)
     assert len(received.http) == 1  # delivered by the run
     assert job.execute_in_process().success and len(received.http) == 1  # once

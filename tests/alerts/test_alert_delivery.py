@@ -10,21 +10,26 @@ import json
 import re
 import signal
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import LEASE, deliver
+from pipelines.alerts.observe import credits
 from pipelines.alerts.rules import Alerting
 from pipelines.settings import Settings
+from tests.alerts.helpers import above, balance
 from tests.alerts.receivers import Received
 from tests.pipeline.helpers import cli, cli_in_process, table
 
 TOKEN = "xoxbSeCrEt4chan8neltoken"
-BALANCE = 29888.9163  # the small scenario's balance at the sync (its seed is fixed)
 Setup = tuple[dict[str, str], Received, int, int]
 
 
-def _write(env: dict[str, str], threshold: int, channels: str = '"hook", "chat", "mail"') -> None:
+def _write(
+    env: dict[str, str], threshold: int | None = None, channels: str = '"hook", "chat", "mail"'
+) -> None:
+    threshold = above(env) if threshold is None else threshold
     Path(env["CREDITLENS_CONFIG"]).write_text(f"""
 [[channels]]
 name = "hook"
@@ -67,7 +72,8 @@ def _check(env: dict[str, str]) -> tuple[int, str, str]:
 
 def test_once_per_crossing_and_recovery_once_on_every_channel(setup: Setup) -> None:
     env, received = _env(setup), setup[1]
-    _write(env, 30000)  # 29,888.92 < 30,000: firing
+    shown = credits(balance(env))
+    _write(env)  # the balance is under the threshold: firing
     code, out, err = _check(env)
     assert code == 0, err
     assert "alert firing: low-balance on acme" in out
@@ -76,16 +82,16 @@ def test_once_per_crossing_and_recovery_once_on_every_channel(setup: Setup) -> N
     hook = next(body for path, body in received.http if path == "/hook")
     assert hook["creditlens_event_id"] == first  # the id in the json:// payload too
     chat = next(body for path, body in received.http if path.startswith("/hooks/"))
-    assert "29,888.92" in chat["text"] and "30,000" in chat["text"]
+    assert shown in chat["text"] and credits(Decimal(above(env))) in chat["text"]
     assert received.mail[0].startswith("Subject: creditlens ERROR: low-balance on acme")
 
     received.clear()
     assert _check(env)[0] == 0
     assert received.texts() == []  # unchanged state: nothing on a rerun
-    _write(env, 28500)  # over the line but within 5% of it (29,925): no flapping
+    _write(env, int(balance(env) / Decimal("1.03")))  # over the line, within 5% of it: no flap
     assert _check(env)[0] == 0
     assert received.texts() == []
-    _write(env, 28000)  # 28,000 * 1.05 = 29,400 <= 29,888.92: recovered
+    _write(env, int(balance(env) / Decimal("1.10")))  # past the line by more than 5%: recovered
     code, out, _ = _check(env)
     assert "alert recovered: low-balance on acme" in out
     recovered = set(_ids(received))
@@ -103,7 +109,7 @@ def test_a_channel_down_keeps_its_messages_until_it_comes_back(setup: Setup) -> 
 
     received = setup[1]
     down = _env(setup, hook_port=free_port())  # nothing listens there
-    _write(down, 30000, '"hook"')
+    _write(down, None, '"hook"')
     code, _, err = _check(down)
     assert code == 0
     (line,) = err.strip().splitlines()
@@ -127,7 +133,7 @@ def test_a_sender_killed_between_sending_and_recording_resends_with_the_same_id(
     setup: Setup,
 ) -> None:
     env, received = _env(setup), setup[1]
-    _write(env, 30000, '"hook"')
+    _write(env, None, '"hook"')
     killed = cli("alerts", "check", env={**env, "CREDITLENS_FAILPOINT": "alert_sent"})
     assert killed.returncode == -signal.SIGKILL
     (first,) = received.texts()  # it was sent before the process died
@@ -149,7 +155,7 @@ def test_an_acknowledged_alert_is_silent_until_it_recovers(setup: Setup) -> None
 
     received = setup[1]
     down = _env(setup, hook_port=free_port())
-    _write(down, 30000, '"hook"')
+    _write(down, None, '"hook"')
     _check(down)
     listed = cli_in_process("alerts", "list", env=down).stdout
     alert_id = listed.split()[0]
@@ -166,14 +172,14 @@ def test_an_acknowledged_alert_is_silent_until_it_recovers(setup: Setup) -> None
     up = _env(setup)
     _check(up)
     assert received.texts() == []  # its queued firing message was dropped by the ack
-    _write(up, 20000, '"hook"')
+    _write(up, int(balance(up) / 2), '"hook"')
     _check(up)
     assert len(_ids(received)) == 1 and "recovered" in received.texts()[0]
 
 
 def test_channel_test_and_no_token_anywhere(setup: Setup) -> None:
     env, received = _env(setup), setup[1]
-    _write(env, 30000, '"chat"')
+    _write(env, None, '"chat"')
     done = cli_in_process("alerts", "test", "chat", env=env)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.strip() == "channel chat: accepted the test message"
@@ -205,7 +211,7 @@ def _rules(env: dict[str, str]) -> Alerting:
 
 def test_listing_shows_where_and_when_it_was_delivered(setup: Setup) -> None:
     env = _env(setup)
-    _write(env, 30000, '"hook"')
+    _write(env, None, '"hook"')
     _check(env)
     listed = json.dumps(cli_in_process("alerts", "list", env=env).stdout)
     assert "delivered: hook 20" in listed
@@ -215,14 +221,14 @@ def test_the_site_has_an_alerts_page_and_a_banner(setup: Setup, tmp_path: Path) 
     from dashboards.site import build_site
 
     env = _env(setup)
-    _write(env, 30000, '"hook"')
+    _write(env, None, '"hook"')
     _check(env)
     site = build_site(Path(env["CREDITLENS_WAREHOUSE"]), tmp_path / "site", lock_timeout_s=5.0)
     page = (tmp_path / "site" / "alerts.html").read_text()
     assert len(set(re.findall(r"al-[0-9a-f]{12}", page))) == 1
     assert "low-balance" in page and "hook 20" in page  # delivered where and when
     overview = site.overviews["acme"].read_text()
-    assert "1 alert firing for acme" in overview and "29,888.92" in overview
+    assert "1 alert firing for acme" in overview and credits(balance(env)) in overview
     assert 'href="alerts.html"' in (tmp_path / "site" / "index.html").read_text()
 
 
