@@ -27,7 +27,7 @@ channels = ["ops"]
 name = "agent-spike"
 kind = "spend_anomaly"
 dimension = "agent"
-min_credits = 25
+min_credits = 100
 channels = ["ops"]
 
 [[alerts]]
