@@ -45,17 +45,20 @@ def check_rules(
             for account in accounts:
                 if not rule.applies_to(account):
                     continue
-                first = store.last_evaluated(rule.name, account) == NEVER
+                before = store.last_evaluated(rule.name, account)
+                first = before == NEVER
                 latest = store.latest(rule.name, account)
                 seen = evaluate(store, rule, account, now)
                 found = changes(rule, account, seen.observations, latest, first)
                 more_events, more_outbox = rows(found, latest, now)
                 events += more_events
                 outbox += more_outbox
-                runs.append(
-                    {"rule": rule.name, "account": account, "evaluated_at": now,
-                     "data_day": seen.data_day}
-                )  # fmt: skip
+                if first or (seen.data_day is not None and seen.data_day != before):
+                    # Only what the next evaluation starts from: not a row per rule and run.
+                    runs.append(
+                        {"rule": rule.name, "account": account, "evaluated_at": now,
+                         "data_day": seen.data_day}
+                    )  # fmt: skip
                 result.changes += found
                 result.notes += [f"alert {rule.name}: account {account}: {n}" for n in seen.notes]
                 result.observed[(rule.name, account)] = seen.observations

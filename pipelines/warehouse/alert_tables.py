@@ -95,7 +95,8 @@ ALERT_OUTBOX = Table(
 
 ALERT_RULE_RUNS = Table(
     "alert_rule_runs",
-    "Each evaluation of each rule for each account: the first one reports the present only.",
+    "Where each rule's evaluation starts from, per account: its first evaluation (which "
+    "reports the present only), and each new last day spend anomalies were judged up to.",
     (
         Column("rule", "VARCHAR", "The rule's name.", True),
         ACCOUNT,
