@@ -370,6 +370,8 @@ class Account:
     lines: dict[date, list[StatementLine]] | None = None
     # The report month's entries, one by one (only that month's: the site stays sized by days).
     month_entries: list[MonthEntry] | None = None
+    # Days a spend_anomaly alert fired for, by (dimension column, value): marked on its chart.
+    anomalies: dict[tuple[str, str], list[date]] = field(default_factory=dict)
 
     def statement(self, month: date | None) -> Statement | None:
         return next((s for s in self.statements if s.month == month), None)
@@ -384,3 +386,5 @@ class ReportData:
     notices: list[str] = field(default_factory=list)
     # Every account of the accounts file (and any other a sync recorded), with or without data.
     statuses: list[AccountStatus] = field(default_factory=list)
+    # The alerts view's rows (dashboards/read_alerts.py), seen-only ones left out.
+    alerts: list[dict[str, Any]] = field(default_factory=list)

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from dashboards import model, periods, read_findings, read_statement
+from dashboards.read_alerts import read_alerts, say_alerts
 from dashboards.read_status import say_failures
 from dashboards.usage import dimension_usage
 from pipelines.warehouse.outcomes import read_statuses
@@ -83,12 +84,14 @@ def read_warehouse(
         statuses = [s for s in statuses if account is None or s.account == account]
         accounts = [_account(con, tables, name, month) for name in names]
         say_failures(accounts, statuses)
+        alerts = read_alerts(con, account)
+        say_alerts(accounts, alerts)
         if month is not None and accounts:
             wanted = periods.month_start(month)
             if not any(a.statement(wanted) for a in accounts):
                 raise ReportError(read_statement.no_statement(wanted, accounts))
         audits = _key_audit(con, tables) if "key_audit" in tables else []
-    return model.ReportData(accounts, audits, notices, statuses)
+    return model.ReportData(accounts, audits, notices, statuses, alerts)
 
 
 def _accounts(con: ReadConnection, tables: set[str]) -> list[str]:

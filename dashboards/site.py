@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dashboards import paths, static
 from dashboards.pages.account_status import status_files
+from dashboards.pages.alerts import alerts_file
 from dashboards.pages.common import File
 from dashboards.pages.dimensions import dimension_files
 from dashboards.pages.findings import placement_counts
@@ -76,7 +77,7 @@ def build_site(
     data = read_warehouse(
         Path(warehouse_path), account, month, accounts, lock_timeout_s=lock_timeout_s
     )
-    files: list[File] = [*site_index_file(data), *status_files(data)]
+    files: list[File] = [*site_index_file(data), *status_files(data), *alerts_file(data)]
     if data.key_audit:
         files.extend(key_audit_file(data.key_audit))
     for acct in data.accounts:

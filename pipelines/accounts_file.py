@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipelines.alerts.rules import ALERT_TABLES, read_alerting
 from pipelines.api.errors import ConfigurationError
 from pipelines.api.settings import (
     KEY_LIKE_PART,
@@ -87,7 +88,14 @@ def with_accounts_file(settings: Settings, env: Mapping[str, str], cwd: Path) ->
     path = find_config(env, cwd)
     if path is None:
         return settings
+    label = _label(path, cwd)
+    document = _document(path, label)
+    if ACCOUNTS not in document and any(t in document for t in ALERT_TABLES):
+        # Rules for the environment's one account: its check names stay plain (docs/alerts.md).
+        read_alerting(document, label, [a.name for a in settings.accounts])
+        return settings
     accounts = read_accounts(path, env, cwd)
+    read_alerting(document, label, [a.name for a in accounts])
     return settings.model_copy(update={ACCOUNTS: accounts, "config_file": path})
 
 
@@ -99,7 +107,7 @@ def read_accounts(
     label = _label(path, cwd)
     document = _document(path, label)
     for key in document:
-        if key not in (DEFAULTS, ACCOUNTS):
+        if key not in (DEFAULTS, ACCOUNTS, *ALERT_TABLES):
             raise _fail(label, _top_level_problem(key))
     defaults = document.get(DEFAULTS, {})
     if not isinstance(defaults, dict):
@@ -230,7 +238,7 @@ def _top_level_problem(key: str) -> str:
         )
     if _names_a_secret(key):
         return _secret_refusal(key)
-    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS], 'table')}"
+    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS, *ALERT_TABLES], 'table')}"
 
 
 def _installation_refusal(key: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from dagster import BetaWarning, Definitions, PreviewWarning
 
+from pipelines.alerts import definitions as alerts
 from pipelines.audit import definitions as audit
 from pipelines.automation import automation_sensor
 from pipelines.dagster_metadata import described
@@ -34,6 +35,7 @@ DOMAINS: tuple[Callable[[Settings], Definitions], ...] = (
     reconciliation.build_definitions,
     reports.build_definitions,
     audit.build_definitions,
+    alerts.build_definitions,
 )
 
 

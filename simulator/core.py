@@ -41,6 +41,11 @@ from simulator.truth import BreakdownMismatch, GroundTruth, served_entries, serv
 from simulator.wire import dumps, entry_encoder, envelope_extra, page_bytes
 
 
+def _never_top_up(day: int) -> int:
+    """No balance is low enough for an automatic top-up (CompanySpec.auto_top_up = False)."""
+    return -(2**62)
+
+
 class Simulator:
     """`Simulator(Scenario.named("small"), seed=0, now=datetime(...))`; see simulator/README.md."""
 
@@ -94,11 +99,14 @@ class Simulator:
                 first_day=initial_day - spec.history_days + 1,
                 opening=decimal_to_units(opening),
                 grant_for_day=subscription.grant_for_day,
-                threshold_for_day=subscription.threshold_for_day,
+                threshold_for_day=(
+                    subscription.threshold_for_day if spec.auto_top_up else _never_top_up
+                ),
                 pending=pending,
                 opening_grant=spec.opening_balance is None,
                 quiet=quiet,
                 quiet_at_zero=spec.quiet_at_zero,
+                initial_day=initial_day,
             )
             self._subscriptions[spec.name] = subscription
             self._profiles[spec.name] = profile

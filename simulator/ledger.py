@@ -86,6 +86,8 @@ class CompanyLedger:
     quiet: tuple[tuple[int, int], ...] = ()
     # Each quiet stretch entered at zero (an Expiry of every credit left) and left from zero.
     quiet_at_zero: bool = False
+    # The simulator's initial day: where spend spikes' and top-ups' days_ago count from.
+    initial_day: int = 0
     movements: list[Movement] = field(default_factory=list, init=False)
     ts: array[int] = field(default_factory=lambda: array("q"), init=False)
     amount: array[int] = field(default_factory=lambda: array("q"), init=False)
@@ -152,6 +154,29 @@ class CompanyLedger:
                     None,
                 )
                 planned.insert(0, opening)
+        return self._scripted(day, planned)
+
+    def _scripted(self, day: int, planned: list[Planned]) -> list[Planned]:
+        """The day's spend spikes and top-ups (CompanySpec), drawing nothing from the RNG, so
+        every other entry stays what it would be without them."""
+        ago = self.initial_day - day
+        for spike in self.spec.spend_spikes:
+            if spike.days_ago == ago:
+                agent = self.profile.agents[spike.agent % len(self.profile.agents)]
+                planned = [
+                    (p[0], p[1], int(p[2] * spike.factor), *p[3:])
+                    if p[1] == "Usage" and p[5] == agent
+                    else p
+                    for p in planned
+                ]
+        for top_up in self.spec.top_ups:
+            if top_up.days_ago == ago:
+                noon = day * MS_PER_DAY + MS_PER_DAY // 2
+                entry: Planned = (
+                    noon, "TopUp", decimal_to_units(top_up.amount), "Credit top-up",
+                    None, None, None, None,
+                )  # fmt: skip
+                planned = sorted([*planned, entry], key=lambda p: p[0])
         return planned
 
     def _settle_day(self, rng: random.Random, planned: list[Planned], threshold: int) -> None:

@@ -11,7 +11,9 @@ from simulator.scenario import (
     HiddenMovementSpec,
     Scenario,
     SchemaDrift,
+    SpendSpikeSpec,
     SubscriptionChange,
+    TopUpSpec,
 )
 
 # What the demo should find in acme: one hidden movement of each placement, both signs, exact
@@ -36,6 +38,8 @@ def default() -> Scenario:
                 entries_per_day=200,
                 hidden_movements=list(DEMO_HIDDEN_MOVEMENTS),
                 breakdown_mismatches=[DEMO_BREAKDOWN_MISMATCH],
+                # yesterday, one agent spends eight times its usual: the demo's spend anomaly
+                spend_spikes=[SpendSpikeSpec(days_ago=1, factor=8.0)],
             ),
             CompanySpec(
                 name="globex",
@@ -217,6 +221,31 @@ def million() -> Scenario:
     )
 
 
+def alerts() -> Scenario:
+    """What alerts are for: burnco burns toward zero with no automatic top-up (low balance,
+    short runway); spikeco's first agent spends eight times its usual yesterday, and a movement
+    no entry explains ends its ledger (another, long ago, is history, not news); topupco, low
+    today, is topped up tomorrow (advance the clock a day: the balance recovers)."""
+    burning = CompanySpec(
+        name="burnco", history_days=70, entries_per_day=200, agents=3, campaigns=2,
+        plan="Starter", auto_top_up=False, top_ups=[TopUpSpec(days_ago=69, amount=Decimal(5000))],
+    )  # fmt: skip
+    spiking = _small_company("spikeco").model_copy(
+        update={
+            "spend_spikes": [SpendSpikeSpec(days_ago=1, factor=8.0, agent=0)],
+            "hidden_movements": [
+                HiddenMovementSpec(amount=Decimal("12.25"), after_index=200),  # long ago
+                HiddenMovementSpec(amount=Decimal("-35.5"), at_end=True),
+            ],
+        }
+    )
+    topping = CompanySpec(
+        name="topupco", history_days=20, entries_per_day=40, agents=2, campaigns=2,
+        plan="Starter", auto_top_up=False, top_ups=[TopUpSpec(days_ago=-1, amount=Decimal(20000))],
+    )  # fmt: skip
+    return Scenario(name="alerts", companies=[burning, spiking, topping])
+
+
 PRESETS: dict[str, Callable[[], Scenario]] = {
     "default": default,
     "small": small,
@@ -237,4 +266,5 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "quiet_not_at_zero_2y": quiet_not_at_zero_2y,
     "opening_balance": opening_balance,
     "million": million,
+    "alerts": alerts,
 }

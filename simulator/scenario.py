@@ -100,6 +100,22 @@ class HiddenMovementSpec(_Model):
         return self
 
 
+class SpendSpikeSpec(_Model):
+    """One agent's usage multiplied on one day: the spend anomaly alerts look for."""
+
+    days_ago: int  # counted back from the simulator's initial now's day; 0 is that day
+    factor: float = Field(default=6.0, gt=0)
+    agent: int = Field(default=0, ge=0)  # index into the company's agents
+
+
+class TopUpSpec(_Model):
+    """A credit top-up at noon UTC of a day (negative ``days_ago``: a day still to come, seen
+    once the clock reaches it): the balance a low-balance alert recovers with."""
+
+    days_ago: int
+    amount: Decimal = Field(gt=0)
+
+
 class BreakdownMismatchSpec(_Model):
     """Makes /Consumption/breakdown disagree with the ledger by `delta` for one item.
 
@@ -172,6 +188,10 @@ class CompanySpec(_Model):
     rare_type_rate: float = Field(default=0.0005, ge=0, le=1)
     hidden_movements: list[HiddenMovementSpec] = Field(default_factory=list)
     breakdown_mismatches: list[BreakdownMismatchSpec] = Field(default_factory=list)
+    spend_spikes: list[SpendSpikeSpec] = Field(default_factory=list)
+    top_ups: list[TopUpSpec] = Field(default_factory=list)
+    # False: no automatic top-up when the balance runs low: a company burning toward zero.
+    auto_top_up: bool = True
     keys: list[KeySpec] = Field(default_factory=default_keys)
 
     @model_validator(mode="after")

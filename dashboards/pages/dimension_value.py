@@ -69,7 +69,12 @@ def value_file(
         ("Refunds", money_text(value.total("refunds"))),
         ("Usage entries", f"{value.entries:,}"),
     ]
-    body: list[Html] = [facts(headline), _daily_chart(value), _share_chart(value, totals)]
+    anomalies = account.anomalies.get((dimension, value.value), [])
+    body: list[Html] = [
+        facts(headline),
+        _daily_chart(value, anomalies),
+        _share_chart(value, totals),
+    ]
     if month and previous:
         for other in DIMENSIONS:
             if other == dimension:
@@ -85,8 +90,10 @@ def value_file(
     return [page, *downloads.files]
 
 
-def _daily_chart(value: DimensionValue) -> Html:
+def _daily_chart(value: DimensionValue, anomalies: list[date]) -> Html:
+    """Consumption and refunds per day, the days a spend_anomaly alert fired for marked."""
     days = value.daily
+    marked = [u for u in days if u.period in anomalies]
     return figures.embed(
         "Consumption per day",
         [
@@ -108,6 +115,23 @@ def _daily_chart(value: DimensionValue) -> Html:
                 "hovertemplate": "%{x}: %{customdata} refunded<extra></extra>",
                 "marker": {"color": "#2f9a55"},
             },
+            *(
+                [
+                    {
+                        "type": "scatter",
+                        "mode": "markers",
+                        "name": "spend anomaly (alert)",
+                        "x": figures.axis_dates([u.period for u in marked]),
+                        "y": [figures.plot_number(u.consumption) for u in marked],
+                        "customdata": figures.money_hover([u.consumption for u in marked]),
+                        "hovertemplate": "%{x}: anomalous spend, %{customdata} credits"
+                        "<extra></extra>",
+                        "marker": {"color": "#c0392b", "size": 11, "symbol": "triangle-down"},
+                    }
+                ]
+                if marked
+                else []
+            ),
         ],
         {"barmode": "relative", "yaxis": {"title": {"text": "credits"}}},
     )

@@ -15,6 +15,7 @@ from dashboards.markup import Html, link, para, section
 from dashboards.model import Account, ReportData
 from dashboards.money import signed_money_text
 from dashboards.pages.account_status import status_section
+from dashboards.pages.alerts import ALERTS
 from dashboards.pages.balance import balances
 from dashboards.pages.common import Downloads, File, month_label, page_file, when
 from dashboards.pages.forecast import forecast_line
@@ -53,6 +54,9 @@ def site_index_file(data: ReportData) -> list[File]:
         )
     )
     body.append(status_section(data, path, downloads))
+    if data.alerts:
+        firing = sum(a["state"] == "firing" and not a["acknowledged"] for a in data.alerts)
+        body.append(section("Alerts", Html(f"<p>{link(ALERTS, 'Alerts')} ({firing} open)</p>")))
     if data.key_audit:
         body.append(
             section(

@@ -15,6 +15,7 @@ import typer
 
 from dashboards.pages.findings import placements_text
 from pipelines.accounts_file import CONFIG_ENV
+from pipelines.alerts.demo import demo_alerts
 from pipelines.audit.history import land_audit
 from pipelines.audit.inventory import derived_inventory
 from pipelines.audit.report import AuditReport, severity_counts
@@ -50,6 +51,8 @@ def run_demo(directory: str, seed: int) -> None:
         for line in summary_lines(report):
             typer.echo(f"  {line}")
         typer.echo(f"  {audit_line(demo_audit(settings, root))}")
+        for line in demo_alerts(settings, root):
+            typer.echo(f"  {line}")
     site = run_report(settings, None, None, None)
     analyst = settings.open_warehouse().analyst_copy
     typer.echo("")

@@ -61,6 +61,13 @@ def sync(
         failed = failure_lines(report)
         for line in failed:
             typer.echo(f"creditlens: error: {line}", err=True)
+        from pipelines.cli.alerts_command import after_sync
+
+        alert_lines, warnings = after_sync(Settings.from_env().selecting(account or ()))
+        for line in alert_lines:
+            typer.echo(line)
+        for line in warnings:
+            typer.echo(f"creditlens: warning: {line}", err=True)
     if failed:
         raise typer.Exit(1)
     if fail_on_breaks and report.has_breaks():
@@ -156,6 +163,73 @@ def breaks_unack(
         from pipelines.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, None, ack=False))
+
+
+alerts_app = typer.Typer(
+    help="Alerts on balance, runway, budgets, spend anomalies, findings, syncs (docs/alerts.md).",
+    no_args_is_help=True,
+)
+app.add_typer(alerts_app, name="alerts")
+
+
+@alerts_app.command("list")
+def alerts_list(
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Include recovered and acknowledged alerts.")
+    ] = False,
+    account: Annotated[
+        str | None, typer.Option(help="Only this account's alerts (default: every account).")
+    ] = None,
+) -> None:
+    """Alerts firing and not acknowledged, or every alert with --all."""
+    with clear_errors():
+        from pipelines.cli.alerts_command import list_lines
+        from pipelines.settings import Settings
+
+        for line in list_lines(Settings.from_env(), show_all, account):
+            typer.echo(line)
+
+
+@alerts_app.command("ack")
+def alerts_ack(
+    alert_id: Annotated[str, typer.Argument(help="The alert's id (creditlens alerts list).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is known (required).")],
+) -> None:
+    """Acknowledge an alert: a state alert is silent until it recovers, an event is closed."""
+    with clear_errors():
+        from pipelines.cli.alerts_command import ack
+        from pipelines.settings import Settings
+
+        typer.echo(ack(Settings.from_env(), alert_id, reason))
+
+
+@alerts_app.command("check")
+def alerts_check() -> None:
+    """Evaluate every rule and deliver what is due, without syncing (for cron, and `stale`)."""
+    with clear_errors():
+        from pipelines.cli.alerts_command import check_and_deliver
+        from pipelines.settings import Settings
+
+        lines, warnings = check_and_deliver(Settings.from_env())
+        for line in lines:
+            typer.echo(line)
+        for line in warnings:
+            typer.echo(f"creditlens: warning: {line}", err=True)
+
+
+@alerts_app.command("test")
+def alerts_test(
+    channel: Annotated[str, typer.Argument(help="A channel's name ([[channels]] name).")],
+) -> None:
+    """Send a test message to a channel, and say in one line whether it accepted it."""
+    with clear_errors():
+        from pipelines.cli.alerts_command import test_line
+        from pipelines.settings import Settings
+
+        ok, line = test_line(Settings.from_env(), channel)
+        typer.echo(line, err=not ok)
+    if not ok:
+        raise typer.Exit(1)
 
 
 app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipelines.warehouse.alert_tables import ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS
 from pipelines.warehouse.analyst_tables import (
     CONSUMPTION,
     CONSUMPTION_DAILY,
@@ -190,6 +191,13 @@ MIGRATIONS: list[Migration] = [
         11,
         "sync outcomes per account and step, and account_status",
         (SYNC_OUTCOMES, ACCOUNT_STATUS),
+    ),
+    # Nobody was told when a balance ran low or a spend jumped: alerts, their state (once per
+    # crossing) and an outbox that loses nothing while a channel is down (docs/alerts.md).
+    Migration(
+        12,
+        "alerts: alert_events, the alerts view, the outbox and each rule's evaluations",
+        (ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS),
     ),
 ]
 

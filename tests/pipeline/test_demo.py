@@ -56,6 +56,12 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
     assert 'href="key-audit.html"' in (demo / "reports" / "index.html").read_text()
     assert "breakdown mismatch bd-" in done.stdout
     assert "history: first entry" in done.stdout
+    # Alerts fire with no setup: a balance, an anomaly and a hidden movement, and where they go.
+    assert re.search(r"alerts \(\S+\): [3-9] firing", done.stdout), done.stdout
+    for rule in ("ERROR low-balance:", "WARN agent-spike:", "WARN hidden-movement:"):
+        assert rule in done.stdout
+    assert (demo / "reports" / "alerts.html").is_file()
+    assert "wait in the outbox for channel ops" in done.stdout
 
     log = done.stdout + done.stderr
     windows = Counter(re.findall(r"ledger: window (\S+)", log))

@@ -137,6 +137,7 @@ def test_the_readme_documents_every_field_of_a_scenario_file() -> None:
         "HiddenMovementSpec": "Hidden movement", "BreakdownMismatchSpec": "Breakdown mismatch",
         "SubscriptionChange": "Subscription change", "PlanSpec": "Plan", "SchemaDrift": "Drift",
         "FaultsConfig": "Faults", "FaultRates": "Faults", "FaultSpec": "Faults",
+        "SpendSpikeSpec": "Spend spike", "TopUpSpec": "Top-up",
     }  # fmt: skip
     network = text.split("## Network", 1)[1].split("\n## ", 1)[0]
     missing = []

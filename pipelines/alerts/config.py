@@ -1,0 +1,28 @@
+"""The alerting in force: the rules and channels of the accounts file, found as the accounts are.
+
+A file with rules and no ``[[accounts]]`` leaves ``Settings.config_file`` unset (its one account
+keeps its plain check names), so the file is found again here by the same rule.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pipelines.accounts_file import _document, _label, find_config
+from pipelines.alerts.rules import Alerting, read_alerting
+from pipelines.settings import Settings
+
+
+def alerting(
+    settings: Settings, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Alerting:
+    """The rules and channels configured for ``settings``; none without a file."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    path = settings.config_file or find_config(env, cwd)
+    if path is None:
+        return Alerting()
+    label = _label(path, cwd)
+    return read_alerting(_document(path, label), label)

@@ -1,0 +1,155 @@
+"""Alerts in Dagster: the ``alerts`` asset (the view) with one check per rule and account, its
+job ``alert_delivery`` in the ``warehouse`` pool, started by a run-status sensor after each
+reconciliation and by an hourly schedule (``stale`` must fire when no sync runs).
+
+The sensor only requests the run: evaluating and sending belong in a run, which has the pool
+and no time limit. Runs of the CLI (tagged ``CLI_RUN_TAG``) are not followed: the CLI delivers
+after its own sync, so nothing is sent twice. A check is ERROR for balance, runway and failed
+syncs, WARN for budgets, anomalies, findings and staleness; none blocks (an alert is news, not
+a reason to hold back the reports).
+"""
+
+from collections.abc import Iterator
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetSelection,
+    DagsterRun,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    Definitions,
+    MaterializeResult,
+    RunRequest,
+    RunStatusSensorContext,
+    SkipReason,
+    asset,
+    define_asset_job,
+    run_status_sensor,
+)
+
+from pipelines.account_checks import account_slug, check_name
+from pipelines.alerts.checking import check_rules
+from pipelines.alerts.config import alerting
+from pipelines.alerts.delivery import deliver
+from pipelines.alerts.observe import ERROR_KINDS
+from pipelines.alerts.rules import Alerting, Rule
+from pipelines.automation import CLI_RUN_TAG, RECONCILED
+from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
+from pipelines.schedules import utc_schedule
+from pipelines.settings import Settings
+from pipelines.warehouse.alert_read import read_alerts
+
+ASSET = "alerts"
+JOB = "alert_delivery"
+
+
+def rule_check(rule: Rule, account: str, settings: Settings) -> str:
+    return check_name(f"alert_{account_slug(rule.name)}", account, settings)
+
+
+def _specs(config: Alerting, settings: Settings) -> list[tuple[Rule, str, AssetCheckSpec]]:
+    return [
+        (
+            rule,
+            account.name,
+            AssetCheckSpec(
+                rule_check(rule, account.name, settings),
+                asset=ASSET,
+                blocking=False,
+                description=f"Alert rule {rule.name} ({rule.kind}) for {account.name}: fails "
+                "while an alert of it is firing and not acknowledged.",
+            ),
+        )
+        for rule in config.rules
+        for account in settings.accounts
+        if rule.applies_to(account.name)
+    ]
+
+
+def build_definitions(settings: Settings) -> Definitions:
+    config = alerting(settings)
+    if not config.rules:
+        return Definitions()
+    specs = _specs(config, settings)
+
+    @asset(
+        name=ASSET,
+        group_name="alerts",
+        pool=WAREHOUSE_POOL,
+        check_specs=[spec for _, _, spec in specs],
+        description="Alerts evaluated and delivered: the alerts view, with one check per rule.",
+    )
+    def alerts(
+        context: AssetExecutionContext, warehouse: WarehouseResource
+    ) -> Iterator[MaterializeResult | AssetCheckResult]:
+        with warehouse.step(context, "alerts"):
+            store = warehouse.warehouse()
+            result = check_rules(store, config, [a.name for a in settings.accounts])
+            delivery = deliver(store, config)
+            open_alerts = read_alerts(
+                store.path, store.lock_timeout_s, everything=False, account=None
+            )
+            if result.changes or delivery.sent:
+                store.publish_analyst_copy()
+        for line in delivery.warnings:
+            context.log.warning(line)
+        yield MaterializeResult(
+            metadata={"changes": len(result.changes), "delivered": len(delivery.sent)}
+        )
+        for rule, account, spec in specs:
+            firing = [a for a in open_alerts if (a["rule"], a["account"]) == (rule.name, account)]
+            notes = [
+                n for n in result.notes if n.startswith(f"alert {rule.name}: account {account}:")
+            ]
+            yield AssetCheckResult(
+                check_name=spec.name,
+                passed=not firing,
+                severity=(
+                    AssetCheckSeverity.ERROR if rule.kind in ERROR_KINDS
+                    else AssetCheckSeverity.WARN
+                ),
+                metadata={
+                    "firing": len(firing),
+                    "alert_ids": ", ".join(a["alert_id"] for a in firing) or "none",
+                    "evidence": "\n".join(a["evidence"] for a in firing) or "nothing firing",
+                    **({"notes": "\n".join(notes)} if notes else {}),
+                },
+            )  # fmt: skip
+
+    job = define_asset_job(
+        JOB, selection=AssetSelection.assets(ASSET), description="Evaluate and deliver alerts."
+    )
+
+    @run_status_sensor(
+        name="alerts_after_reconciliation",
+        run_status=DagsterRunStatus.SUCCESS,
+        request_job=job,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="Requests alert delivery after each reconciliation not run by the CLI.",
+    )
+    def after_reconciliation(context: RunStatusSensorContext) -> RunRequest | SkipReason:
+        return delivery_request(context.dagster_run)
+
+    schedule = utc_schedule(
+        "alert_check", job, "17 * * * *", "Hourly at :17 UTC: alerts evaluated without a sync."
+    )
+    return Definitions(assets=[alerts], jobs=[job], sensors=[after_reconciliation],
+                       schedules=[schedule])  # fmt: skip
+
+
+def delivery_request(run: DagsterRun) -> RunRequest | SkipReason:
+    """A delivery run after a reconciliation, unless the CLI ran it (it delivers itself)."""
+    run_id = run.run_id
+    if CLI_RUN_TAG in (run.tags or {}):
+        return SkipReason(f"run {run_id} was started by the CLI, which delivers its own alerts")
+    if run.job_name == JOB:
+        return SkipReason("a delivery run")
+    reconciled = run.job_name == "reconciliation_run" or any(
+        key.path[-1] == RECONCILED for key in run.asset_selection or set()
+    )
+    if not reconciled:
+        return SkipReason(f"run {run_id} did not reconcile")
+    return RunRequest(run_key=f"alerts-after-{run_id}")

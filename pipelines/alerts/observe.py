@@ -1,0 +1,69 @@
+"""What an evaluation sees: one observation per rule, account and dimension value (or event).
+
+A threshold kind's observation says which side of its line the value is on, with the
+hysteresis already applied (``condition``): firing past the threshold, ok only past it by the
+rule's ``recover_margin``, and ``hold`` in between, so a balance hovering at the line neither
+fires nor recovers again. An event kind's observation is one event, with whether it is
+happening now (the first evaluation of a rule sends only those).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pipelines.alerts.rules import Rule
+
+FIRING, OK, HOLD, EVENT = "firing", "ok", "hold", "event"
+ERROR_KINDS = frozenset({"balance_below", "runway_below", "sync_failed"})
+
+
+@dataclass(frozen=True)
+class Observation:
+    rule: Rule
+    account: str
+    value: str | None  # dimension value, budget level, anomaly's value; None: the account
+    measured: Decimal | None
+    threshold: Decimal | None
+    condition: str  # firing | ok | hold for threshold kinds; event for event kinds
+    evidence: str
+    event: str | None = None  # an event kind's identity (a day and value, a break id, a sync)
+    present: bool = True
+    known_id: str | None = None  # an alert seen before whose value is not observed again
+
+    @property
+    def alert_id(self) -> str:
+        return self.known_id or alert_id(self.rule.name, self.account, self.value, self.event)
+
+    @property
+    def severity(self) -> str:
+        return "error" if self.rule.kind in ERROR_KINDS else "warn"
+
+
+def alert_id(rule: str, account: str, value: str | None, event: str | None = None) -> str:
+    """Stable across reruns: the same rule, account, value (and event) give the same id."""
+    text = "\0".join((rule, account, value or "", event or ""))
+    return "al-" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+def below(measured: Decimal, threshold: Decimal, margin: Decimal) -> str:
+    """Firing under ``threshold``; ok again only at ``threshold * (1 + margin)`` or more."""
+    if measured < threshold:
+        return FIRING
+    return OK if measured >= threshold * (1 + margin) else HOLD
+
+
+def above(measured: Decimal, threshold: Decimal, margin: Decimal) -> str:
+    """Firing at ``threshold`` or more; ok again only under ``threshold * (1 - margin)``."""
+    if measured >= threshold:
+        return FIRING
+    return OK if measured < threshold * (1 - margin) else HOLD
+
+
+def credits(amount: Decimal | None) -> str:
+    """An amount as a person reads it: grouped, no trailing zeros."""
+    if amount is None:
+        return "unknown"
+    text = f"{amount.quantize(Decimal('0.01')):,.2f}"
+    return text.removesuffix(".00")

@@ -1,0 +1,113 @@
+"""`creditlens alerts`: list, acknowledge, check and deliver, test a channel; and the delivery
+that follows every CLI sync (which warns, never fails the sync)."""
+
+from __future__ import annotations
+
+import getpass
+import socket
+from datetime import UTC, datetime
+from typing import Any
+
+from pipelines.alerts.checking import check_rules
+from pipelines.alerts.config import alerting
+from pipelines.alerts.delivery import deliver, try_channel
+from pipelines.cli.errors import UsageError
+from pipelines.settings import Settings
+from pipelines.warehouse.alert_read import read_alerts
+from pipelines.warehouse.alert_store import acknowledge
+
+
+def alert_line(alert: dict[str, Any]) -> str:
+    state = alert["state"]
+    if alert["acknowledged"]:
+        state += f", acknowledged: {alert['ack_reason']}"
+    where = alert["account"] + (f", {alert['dimension_value']}" if alert["dimension_value"] else "")
+    sent = alert["delivered"] or ("waiting in the outbox" if alert["pending"] else "not sent")
+    return (
+        f"{alert['alert_id']}  {alert['severity'].upper()}  {alert['rule']} ({alert['kind']})  "
+        f"{where}  [{state}]  {alert['evidence']}  (delivered: {sent})"
+    )
+
+
+def list_lines(settings: Settings, everything: bool, account: str | None) -> list[str]:
+    found = read_alerts(
+        settings.warehouse, settings.lock_timeout_s, everything=everything, account=account
+    )
+    if not found:
+        return ["no alerts" if everything else "no open alerts"]
+    return [alert_line(a) for a in found]
+
+
+def ack(settings: Settings, alert_id: str, reason: str) -> str:
+    if not reason.strip():
+        raise UsageError("--reason must say why the alert is known")
+    if not settings.warehouse.exists():
+        raise UsageError(f"no warehouse at {settings.warehouse}: run `creditlens sync` first")
+    row = {
+        "state": "acknowledged",
+        "severity": "warn",
+        "evidence": f"acknowledged: {reason.strip()}",
+        "occurred_at": datetime.now(UTC),
+        "reason": reason.strip(),
+        "acted_by": f"{getpass.getuser()}@{socket.gethostname()}",
+        "measured": None,
+        "threshold": None,
+    }
+    done = acknowledge(settings.warehouse, settings.lock_timeout_s, alert_id, row)
+    if done is None:
+        raise UsageError(f"no alert {alert_id!r}: see `creditlens alerts list --all`")
+    rule, account, value, _ = done
+    settings.open_warehouse().publish_analyst_copy()
+    what = f"{rule} on {account}" + (f", {value}" if value else "")
+    return f"acknowledged {alert_id} ({what}): silent until it recovers"
+
+
+def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
+    """Evaluates every rule, then sends what is due: (lines for stdout, warnings for stderr)."""
+    config = alerting(settings)
+    if not config.rules:
+        return [
+            "no alert rules configured: add [[alerts]] to the accounts file (docs/alerts.md)"
+        ], []
+    warehouse = settings.open_warehouse()
+    result = check_rules(warehouse, config, [a.name for a in settings.accounts])
+    delivery = deliver(warehouse, config)
+    if result.changes or delivery.sent:
+        warehouse.publish_analyst_copy()
+    lines = [
+        f"alert {c.state}: {c.observation.rule.name} on {c.observation.account}"
+        + (f", {c.observation.value}" if c.observation.value else "")
+        + f" ({c.event_id})"
+        for c in result.changes
+        if c.state != "baseline"
+    ]
+    baseline = sum(c.state == "baseline" for c in result.changes)
+    if baseline:
+        lines.append(
+            f"alerts: {baseline} past events recorded at their rule's first evaluation, not sent"
+        )
+    lines += [f"note: {n}" for n in result.notes]
+    lines.append(f"alerts: {len(delivery.sent)} messages delivered")
+    return lines, delivery.warnings
+
+
+def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
+    """The alerts of a CLI sync: what changed (stdout) and warnings (stderr); an alert that
+    cannot be evaluated or delivered is a warning, never a failed sync."""
+    if not alerting(settings).rules:
+        return [], []
+    try:
+        lines, warnings = check_and_deliver(settings)
+    except Exception as exc:  # a channel or a rule must never fail the sync
+        return [], [f"alerts: not evaluated: {type(exc).__name__}: {exc}"]
+    return [line for line in lines if line.startswith("alert ")], warnings
+
+
+def test_line(settings: Settings, channel: str) -> tuple[bool, str]:
+    problem = try_channel(alerting(settings), channel)
+    if problem is None:
+        return True, f"channel {channel}: accepted the test message"
+    return False, f"channel {channel}: did not accept the test message: {problem}"
+
+
+__all__ = ["ack", "after_sync", "check_and_deliver", "list_lines", "test_line"]

@@ -1,0 +1,39 @@
+"""One synced warehouse and one set of receivers per module: each test works on a copy."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.alerts.receivers import Received, receivers
+from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
+    folder = tmp_path_factory.mktemp("alerts-synced")
+    with serving("small") as s:
+        synced_once(s, folder)
+        yield s, folder / "warehouse.duckdb"
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[Received, int, int]]:
+    with receivers() as found:
+        yield found
+
+
+@pytest.fixture
+def setup(
+    synced: tuple[Simulated, Path], servers: tuple[Received, int, int], tmp_path: Path
+) -> tuple[dict[str, str], Received, int, int]:
+    """(the environment of a user with a copy of the synced warehouse, the receivers, ports)."""
+    s, warehouse = synced
+    shutil.copy(warehouse, tmp_path / "warehouse.duckdb")
+    received, http_port, smtp_port = servers
+    received.clear()
+    env = creditlens_variables(s, tmp_path, CREDITLENS_CONFIG=str(tmp_path / "creditlens.toml"))
+    return env, received, http_port, smtp_port
