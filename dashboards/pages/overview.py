@@ -31,7 +31,7 @@ from dashboards.pages.common import (
 )
 from dashboards.pages.findings import mismatches_line, movement_brief, movements_line
 from dashboards.pages.forecast import forecast_line, forecast_section
-from dashboards.pages.history import history_line
+from dashboards.pages.history_start import history_line
 from dashboards.tables import (
     Cell,
     Column,

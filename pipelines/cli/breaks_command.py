@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from pipelines.cli.errors import UsageError
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.warehouse.finding_tables import BREAKDOWN_FINDINGS_SQL
 from pipelines.warehouse.read import open_read_only, rows, table_names
 

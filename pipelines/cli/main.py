@@ -53,7 +53,7 @@ def sync(
     fails is one line on stderr and exit 1; the others land."""
     with clear_errors():
         from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         report = run_sync(Settings.from_env(), since, until, account or ())
         for line in summary_lines(report):
@@ -85,7 +85,7 @@ def report(
     """Build the offline report site from the warehouse alone (no API calls)."""
     with clear_errors():
         from pipelines.cli.report_command import run_report
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         result = run_report(Settings.from_env(), month, account, out)
         for notice in result.notices:
@@ -124,7 +124,7 @@ def breaks_list(
     """Findings of the latest reconciliation of every account, open ones only unless --all."""
     with clear_errors():
         from pipelines.cli.breaks_command import list_lines
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
@@ -141,7 +141,7 @@ def breaks_ack(
     stays the same."""
     with clear_errors():
         from pipelines.cli.breaks_command import acknowledge
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, reason, ack=True))
 
@@ -153,7 +153,7 @@ def breaks_unack(
     """Withdraw an acknowledgement: the finding counts again."""
     with clear_errors():
         from pipelines.cli.breaks_command import acknowledge
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, None, ack=False))
 

@@ -1,6 +1,6 @@
 """The Dagster instance a CLI command records its runs in, shared with `dagster dev`.
 
-Which folder: ``pipelines/dagster_home.py``. The warehouse's pool is given its limit there at
+Which folder: ``pipelines/dagster_home/home.py``. The warehouse's pool is given its limit there at
 once (from dagster.yaml's default), so the UI lists it and its first queued run already waits
 on it (Dagster otherwise creates a pool's limit the first time a queued run names it). Every
 CLI run is tagged with the process that ran
@@ -17,12 +17,12 @@ import socket
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-from pipelines.automation import CLI_RUN_TAG
-from pipelines.cli.instance_storage import creditlens_instance
-from pipelines.dagster_home import home_for, prepare
-from pipelines.processes import process_alive
+from pipelines.config.settings import Settings
+from pipelines.dagster_home.home import home_for, prepare
+from pipelines.dagster_home.storage import creditlens_instance
+from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import Settings
+from pipelines.runtime.processes import process_alive
 
 PID_TAG = "creditlens/pid"
 HOST_TAG = "creditlens/host"

@@ -38,7 +38,7 @@ from dagster import (
 LEDGER = AssetKey("ledger_entries")
 RECONCILED = "balance_breaks"  # the asset's name, each account's own with an accounts file
 LEDGER_JOB = "ledger_sync"
-# Tags every run `creditlens sync` executes in-process (pipelines/cli/instance.py).
+# Tags every run `creditlens sync` executes in-process (pipelines/dagster_home/instance.py).
 CLI_RUN_TAG = "creditlens/cli"
 UNFINISHED = {
     DagsterRunStatus.QUEUED,
