@@ -11,7 +11,7 @@ import typer
 # Typer 0.29 carries its own copy of click; its usage errors are these classes, not click's.
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from pipelines.audit.cli import audit
+from pipelines.cli.audit_command import audit
 from pipelines.cli.errors import clear_errors
 from simulator.cli import simulate
 

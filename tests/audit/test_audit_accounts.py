@@ -17,10 +17,10 @@ import pytest
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.audit import KeyStatus, Outcome, run_audit
-from pipelines.audit.cli import MISSING_INVENTORY
 from pipelines.audit.inventory import KeyEntry
 from pipelines.audit.key_plan import match_account
 from pipelines.audit.report import AuditReport, KeyResult
+from pipelines.cli.audit_command import MISSING_INVENTORY
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
