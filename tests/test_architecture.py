@@ -192,3 +192,58 @@ def test_no_production_or_benchmark_module_is_over_400_lines() -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+# -- the architecture page quotes the contracts ---------------------------------------------------
+
+BEGIN_QUOTE = "<!-- contracts: quoted from pyproject.toml, kept equal by tests/test_architecture.py -->"
+END_QUOTE = "<!-- end of the contracts -->"
+
+
+def _names(modules: list[str]) -> str:
+    return ", ".join(f"`{m}`" for m in modules)
+
+
+def contracts_in_words() -> str:
+    """The contracts of pyproject.toml as docs/architecture.md says them, one source for both."""
+    tool = _pyproject()["tool"]
+    lines = [BEGIN_QUOTE, ""]
+    for contract in tool["importlinter"]["contracts"]:
+        if contract["type"] == "layers":
+            lines += [
+                f"**{contract['name']}.** Each layer may import the layers below it, never one "
+                "above; modules side by side (`|`) do not import each other:",
+                "",
+            ]
+            lines += [
+                f"{number}. " + " | ".join(f"`{m.strip()}`" for m in layer.split("|"))
+                for number, layer in enumerate(contract["layers"], start=1)
+            ]
+        else:
+            sources = contract["source_modules"]
+            verb = "imports" if len(sources) == 1 else "import"
+            text = (
+                f"**{contract['name']}.** {_names(sources)} {verb} none of "
+                f"{_names(contract['forbidden_modules'])}"
+            )
+            if contract.get("ignore_imports"):
+                text += f", except {_names(contract['ignore_imports'])}"
+            lines.append(text + ".")
+        lines.append("")
+    allowed = tool["creditlens"]["architecture"]["dashboards-may-import"]
+    lines += [
+        "**The report site's allow-list.** `dashboards` imports nothing but itself, the standard "
+        f"library and {_names(allowed)}.",
+        "",
+        END_QUOTE,
+    ]
+    return "\n".join(lines)
+
+
+def test_the_architecture_page_quotes_the_contracts() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    quoted = contracts_in_words()
+    assert quoted in page, (
+        "docs/architecture.md no longer quotes pyproject.toml's contracts: replace its block "
+        f"between the two markers with\n{quoted}"
+    )
