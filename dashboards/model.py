@@ -14,20 +14,23 @@ from typing import Any
 import polars as pl
 
 from pipelines.warehouse.outcomes import AccountStatus
-from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
 
-STATEMENT_LINES: tuple[tuple[str, str], ...] = (
-    ("opening", "Opening balance"),
-    ("debits", "Debits (usage)"),
-    ("credits", "Credits (grants, top-ups)"),
-    ("refunds", "Refunds"),
-    ("adjustments", "Adjustments"),
-    ("other", "Other movements"),
-    ("hidden_movements", "Hidden movements (not explained by any entry)"),
-    ("closing", "Closing balance"),
+# How the site words each line; the lines and their order are defined once, with the rule that
+# fills them (transforms/aggregate.py): a line without its words here fails at import.
+_LINE_WORDS = {
+    "opening": "Opening balance",
+    "debits": "Debits (usage)",
+    "credits": "Credits (grants, top-ups)",
+    "refunds": "Refunds",
+    "adjustments": "Adjustments",
+    "other": "Other movements",
+    "hidden_movements": "Hidden movements (not explained by any entry)",
+    "closing": "Closing balance",
+}
+STATEMENT_LINES: tuple[tuple[str, str], ...] = tuple(
+    (name, _LINE_WORDS[name]) for name in STATEMENT_MONEY_COLUMNS
 )
-# The statement's columns are defined once, with the rule that fills them (transforms/aggregate).
-MOVEMENTS: tuple[str, ...] = STATEMENT_MONEY_COLUMNS[1:-1]
 DIMENSIONS: tuple[str, ...] = ("agent_id", "campaign_id", "channel")
 DIMENSION_NAMES = {"agent_id": "agent", "campaign_id": "campaign", "channel": "channel"}
 
@@ -54,7 +57,7 @@ class Statement:
 
     @property
     def movements(self) -> Decimal:
-        return sum((self.figure(m) for m in MOVEMENTS), Decimal(0))
+        return sum((self.figure(m) for m in STATEMENT_MOVEMENTS), Decimal(0))
 
     @property
     def balances(self) -> bool:

@@ -196,7 +196,7 @@ def test_no_production_or_benchmark_module_is_over_400_lines() -> None:
 
 # -- the architecture page quotes the contracts ---------------------------------------------------
 
-BEGIN_QUOTE = "<!-- contracts: quoted from pyproject.toml, kept equal by tests/test_architecture.py -->"
+BEGIN_QUOTE = "<!-- contracts: quoted from pyproject.toml, kept equal by a test -->"
 END_QUOTE = "<!-- end of the contracts -->"
 
 

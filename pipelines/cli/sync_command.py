@@ -241,9 +241,3 @@ def discover_new(
         record_histories(settings.open_warehouse(), list(found.values()), f"cli-{uuid.uuid4().hex}")
         record_discovery(settings, list(found.values()), len(new))
     return found, failures(outcomes)
-
-
-def discover_if_new(settings: Settings) -> History | None:
-    """``discover_new`` for a single-account installation."""
-    found, _ = discover_new(settings)
-    return found.get(settings.account.name)
