@@ -2,10 +2,10 @@
 benchmarks are all built.
 
 ``Settings`` holds the installation (where the warehouse and reports are, how to reconcile,
-what the audit reads) and its accounts; an ``AccountSettings`` holds one company's API: where
-it is, how to read it, and the NAME of the variable holding its key, never the key itself, so
-the whole model can be serialized anywhere. The audit's fingerprint secret is held the same way.
-Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
+what the audit reads) and its accounts; an ``AccountSettings`` (account.py) holds one company's
+API: where it is, how to read it, and the NAME of the variable holding its key, never the key
+itself, so the whole model can be serialized anywhere. The audit's fingerprint secret is held the
+same way. Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
 default of the field naming it); README's configuration reference lists them.
 """
 
