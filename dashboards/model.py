@@ -15,6 +15,7 @@ import polars as pl
 
 from pipelines.warehouse.outcomes import AccountStatus
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
+from transforms.breaks import KIND_OF_PLACEMENT
 
 # How the site words each line; the lines and their order are defined once, with the rule that
 # fills them (transforms/aggregate.py): a line without its words here fails at import.
@@ -112,15 +113,6 @@ class MonthEntry:
     description: str | None
 
 
-# hidden_movements.placement -> the kind balance_breaks gives the same movement.
-PLACEMENT_KIND = {
-    "before_first": "opening",
-    "between_entries": "continuity",
-    "within_tie": "continuity",
-    "after_last": "summary",
-}
-
-
 @dataclass(frozen=True)
 class Break:
     """One hidden movement: a balance change no ledger entry explains, whatever its placement.
@@ -151,7 +143,7 @@ class Break:
     @property
     def kind(self) -> str:
         """What balance_breaks calls it: continuity, summary or opening."""
-        return PLACEMENT_KIND.get(self.placement, self.placement)
+        return KIND_OF_PLACEMENT.get(self.placement, self.placement)
 
 
 @dataclass(frozen=True)

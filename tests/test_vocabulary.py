@@ -16,12 +16,14 @@ import polars as pl
 from dagster import DagsterRunStatus
 
 from dashboards.model import STATEMENT_LINES
+from dashboards.pages.findings import KIND_MEANING, PLACEMENT_ADVICE, PLACEMENT_MEANING
 from pipelines.orchestration.run_status import IN_A_PROCESS, UNFINISHED
 from pipelines.warehouse.reconciliation_tables import DAILY_BALANCE, MONTHLY_STATEMENT
 from tests.transforms.duck import query
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
 from transforms.breaks import (
     BREAK_KINDS,
+    KIND_OF_PLACEMENT,
     PLACEMENT_OF_KIND,
     PLACEMENTS,
     conform_breaks,
@@ -88,3 +90,10 @@ def test_unfinished_runs_are_one_set_and_the_orphan_check_a_part_of_it() -> None
     ended = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
     assert not UNFINISHED & ended
     assert DagsterRunStatus.QUEUED in UNFINISHED - IN_A_PROCESS  # a CLI run is never queued
+
+
+def test_the_site_words_every_placement_and_the_kind_it_comes_from() -> None:
+    assert tuple(KIND_OF_PLACEMENT) == PLACEMENTS
+    assert set(KIND_OF_PLACEMENT.values()) <= set(BREAK_KINDS)
+    assert set(PLACEMENT_MEANING) == set(PLACEMENT_ADVICE) == set(PLACEMENTS)
+    assert set(KIND_MEANING) == set(KIND_OF_PLACEMENT.values())

@@ -52,6 +52,11 @@ PLACEMENT_OF_KIND: dict[str, str | None] = {
     "breakdown": None,
 }
 WITHIN_TIE, BETWEEN_ENTRIES = "within_tie", "between_entries"
+# The kind of finding each placement comes from, read back (the site names the kind beside it).
+KIND_OF_PLACEMENT = {
+    placement: next((k for k, p in PLACEMENT_OF_KIND.items() if p == placement), "continuity")
+    for placement in PLACEMENTS
+}
 
 
 def empty_breaks() -> pl.DataFrame:
