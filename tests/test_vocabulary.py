@@ -18,7 +18,12 @@ from dagster import DagsterRunStatus
 from dashboards.model import STATEMENT_LINES
 from dashboards.pages.findings import KIND_MEANING, PLACEMENT_ADVICE, PLACEMENT_MEANING
 from pipelines.orchestration.run_status import IN_A_PROCESS, UNFINISHED
-from pipelines.warehouse.reconciliation_tables import DAILY_BALANCE, MONTHLY_STATEMENT
+from pipelines.warehouse.finding_tables import HIDDEN_MOVEMENTS
+from pipelines.warehouse.reconciliation_tables import (
+    BALANCE_BREAKS,
+    DAILY_BALANCE,
+    MONTHLY_STATEMENT,
+)
 from tests.transforms.duck import query
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
 from transforms.breaks import (
@@ -97,3 +102,14 @@ def test_the_site_words_every_placement_and_the_kind_it_comes_from() -> None:
     assert set(KIND_OF_PLACEMENT.values()) <= set(BREAK_KINDS)
     assert set(PLACEMENT_MEANING) == set(PLACEMENT_ADVICE) == set(PLACEMENTS)
     assert set(KIND_MEANING) == set(KIND_OF_PLACEMENT.values())
+
+
+def test_the_data_dictionary_names_every_placement_and_kind() -> None:
+    """The warehouse's column words are for analysts and stay prose; they must still name every
+    word the reconciliation writes, in the order it declares them."""
+    for table in (BALANCE_BREAKS, HIDDEN_MOVEMENTS):
+        (doc,) = [c.doc for c in table.columns if c.name == "placement"]
+        assert [doc.index(p) for p in PLACEMENTS] == sorted(doc.index(p) for p in PLACEMENTS)
+    (kinds,) = [c.doc for c in BALANCE_BREAKS.columns if c.name == "kind"]
+    # Breakdown items have had their own table since migration 6.
+    assert all(kind in kinds for kind in BREAK_KINDS if kind != "breakdown")
