@@ -19,9 +19,9 @@ from pathlib import Path
 from benchmarks.harness.machine import announce, finish, scratch_directory
 from benchmarks.peers.creditlens_sync import accounts_environment
 from pipelines.alerts.checking import check_rules
-from pipelines.alerts.config import alerting
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
 from simulator import Scenario, Simulator, serve
 from simulator.scenario import CompanySpec, SpendSpikeSpec
 

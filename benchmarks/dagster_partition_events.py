@@ -4,7 +4,7 @@ asset materialized over N days in one run (the ledger asset's single-run backfil
 On an ephemeral instance, with Dagster's default event settings and with the ones the CLI sets
 for a run whose instance dies with it; then on a persistent instance in a fresh folder (what
 `creditlens sync` records its runs in by default), with Dagster's own SQLite storage and with the
-CLI's, which writes a batch of events in one transaction (pipelines.cli.instance_storage.py), both
+CLI's, which writes a batch of events in one transaction (pipelines.dagster_home.storage.py), both
 with the CLI's persistent settings (pipelines/cli/runner.py). Each setting runs in its own child
 process, so none inherits another's imports or instance.
 
@@ -40,9 +40,9 @@ from dagster._core.storage.tags import (
 )
 
 from benchmarks.harness.machine import load_line
-from pipelines.cli.instance_storage import creditlens_instance
 from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, PERSISTENT_EVENT_SETTINGS, QUIET
-from pipelines.dagster_home import prepare
+from pipelines.dagster_home.home import prepare
+from pipelines.dagster_home.storage import creditlens_instance
 
 # name -> (instance, event settings): "ephemeral", or a fresh folder with Dagster's own SQLite
 # storage ("stock") or the CLI's ("batching").

@@ -1,8 +1,8 @@
 """Text from the API made fit to show: invisible controls made visible, absurd lengths bounded.
 
 Ids and names arrive as the platform sent them: each control and bidi override in them is shown
-as its escape, by the one rule of ``pipelines.visible_text`` (the CLI's error lines use it too);
-``visible_text`` is re-exported here for the site's modules.
+as its escape, by the one rule of ``pipelines.runtime.visible_text`` (the CLI's error lines use it
+too); ``visible_text`` is re-exported here for the site's modules.
 
 Length: one 100 KB campaign id, repeated on every page that names it (cells, sort keys, titles,
 chart labels), once made a site of megabytes. A name is shown in at most ``NAME_LIMIT``
@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pipelines.visible_text import visible_text
+from pipelines.runtime.visible_text import visible_text
 
 __all__ = [
     "HOVER_LIMIT",

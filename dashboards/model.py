@@ -14,20 +14,24 @@ from typing import Any
 import polars as pl
 
 from pipelines.warehouse.outcomes import AccountStatus
-from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
+from transforms.breaks import KIND_OF_PLACEMENT
 
-STATEMENT_LINES: tuple[tuple[str, str], ...] = (
-    ("opening", "Opening balance"),
-    ("debits", "Debits (usage)"),
-    ("credits", "Credits (grants, top-ups)"),
-    ("refunds", "Refunds"),
-    ("adjustments", "Adjustments"),
-    ("other", "Other movements"),
-    ("hidden_movements", "Hidden movements (not explained by any entry)"),
-    ("closing", "Closing balance"),
+# How the site words each line; the lines and their order are defined once, with the rule that
+# fills them (transforms/aggregate.py): a line without its words here fails at import.
+_LINE_WORDS = {
+    "opening": "Opening balance",
+    "debits": "Debits (usage)",
+    "credits": "Credits (grants, top-ups)",
+    "refunds": "Refunds",
+    "adjustments": "Adjustments",
+    "other": "Other movements",
+    "hidden_movements": "Hidden movements (not explained by any entry)",
+    "closing": "Closing balance",
+}
+STATEMENT_LINES: tuple[tuple[str, str], ...] = tuple(
+    (name, _LINE_WORDS[name]) for name in STATEMENT_MONEY_COLUMNS
 )
-# The statement's columns are defined once, with the rule that fills them (transforms/aggregate).
-MOVEMENTS: tuple[str, ...] = STATEMENT_MONEY_COLUMNS[1:-1]
 DIMENSIONS: tuple[str, ...] = ("agent_id", "campaign_id", "channel")
 DIMENSION_NAMES = {"agent_id": "agent", "campaign_id": "campaign", "channel": "channel"}
 
@@ -54,7 +58,7 @@ class Statement:
 
     @property
     def movements(self) -> Decimal:
-        return sum((self.figure(m) for m in MOVEMENTS), Decimal(0))
+        return sum((self.figure(m) for m in STATEMENT_MOVEMENTS), Decimal(0))
 
     @property
     def balances(self) -> bool:
@@ -109,15 +113,6 @@ class MonthEntry:
     description: str | None
 
 
-# hidden_movements.placement -> the kind balance_breaks gives the same movement.
-PLACEMENT_KIND = {
-    "before_first": "opening",
-    "between_entries": "continuity",
-    "within_tie": "continuity",
-    "after_last": "summary",
-}
-
-
 @dataclass(frozen=True)
 class Break:
     """One hidden movement: a balance change no ledger entry explains, whatever its placement.
@@ -148,7 +143,7 @@ class Break:
     @property
     def kind(self) -> str:
         """What balance_breaks calls it: continuity, summary or opening."""
-        return PLACEMENT_KIND.get(self.placement, self.placement)
+        return KIND_OF_PLACEMENT.get(self.placement, self.placement)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
-DISPLAY_PLACES = 2
 _CENTS = Decimal("0.01")
 PRECISION_NOTE = (
     "Amounts in credits, rounded to 0.01 on screen (hover an amount for its exact value); "

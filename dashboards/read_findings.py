@@ -15,18 +15,15 @@ from dashboards import model
 from pipelines.warehouse.finding_tables import BREAKDOWN_FINDINGS_SQL
 from pipelines.warehouse.read import ReadConnection
 from pipelines.warehouse.read import rows as _rows
+from transforms.breaks import placement_sql
 
 _ACK = "acknowledged, acknowledged_reason, acknowledged_by, acknowledged_at"
 _MOVEMENT_ORDER = (
     "ORDER BY coalesce(break_end, break_start, checked_at), "
     "CASE placement WHEN 'before_first' THEN 0 WHEN 'after_last' THEN 2 ELSE 1 END, break_id"
 )
-# balance_breaks before version 6: the kind says the placement, except inside a tie.
-_LEGACY_PLACEMENT = (
-    "CASE kind WHEN 'opening' THEN 'before_first' WHEN 'summary' THEN 'after_last' "
-    "WHEN 'continuity' THEN CASE WHEN break_start = break_end THEN 'within_tie' "
-    "ELSE 'between_entries' END ELSE kind END"
-)
+# balance_breaks before version 6 stored no placement: the one rule gives it.
+_LEGACY_PLACEMENT = placement_sql()
 RUN_COLUMNS = (
     "checked_at, sign_convention, sign_inferred, pairs_explained_signed, "
     "pairs_explained_unsigned, tolerance, entries, continuity_breaks, ambiguous_ties, "

@@ -3,9 +3,9 @@
 Each domain (ledger, snapshots, reconciliation, reports, audit) declares its own assets, checks,
 jobs, schedules and resources in its ``definitions.py``; this module lists the domains, adds what
 spans them (the automation that makes the refresh follow the ledger) and describes every asset
-the same way (owners, the column schema of its warehouse table: pipelines/dagster_metadata.py).
-``dagster dev -w workspace.yaml`` loads ``defs``; ``creditlens sync`` runs the same definitions
-in-process, so the CLI and the UI cannot drift apart.
+the same way (owners, the column schema of its warehouse table:
+pipelines/orchestration/metadata.py). ``dagster dev -w workspace.yaml`` loads ``defs``;
+``creditlens sync`` runs the same definitions in-process, so the CLI and the UI cannot drift apart.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from dagster import BetaWarning, Definitions, PreviewWarning
 
 from pipelines.alerts import definitions as alerts
 from pipelines.audit import definitions as audit
-from pipelines.automation import automation_sensor
-from pipelines.dagster_metadata import described
+from pipelines.config.settings import Settings
 from pipelines.ledger import definitions as ledger
+from pipelines.orchestration.automation import automation_sensor
+from pipelines.orchestration.metadata import described
 from pipelines.reconciliation import definitions as reconciliation
 from pipelines.reports import definitions as reports
 from pipelines.resources import shared_resources
-from pipelines.settings import Settings
 from pipelines.snapshots import definitions as snapshots
 
 # BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.

@@ -9,6 +9,9 @@ from simulator.core import Simulator
 from simulator.faults import FAULT_KINDS, Fault, Faults
 from simulator.keys import ApiKey, CompanyInfo, fingerprint
 from simulator.network import Network, NetworkSpec
+
+# Imported with the package: it fills Scenario's registry of named scenarios.
+from simulator.presets import PRESETS
 from simulator.scenario import (
     BreakdownMismatchSpec,
     CompanySpec,
@@ -26,6 +29,7 @@ from simulator.truth import BreakdownMismatch, GroundTruth, HiddenMovement
 
 __all__ = [
     "FAULT_KINDS",
+    "PRESETS",
     "ApiKey",
     "BreakdownMismatch",
     "BreakdownMismatchSpec",

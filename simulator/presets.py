@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 
 from simulator.scenario import (
+    PRESETS,
     BreakdownMismatchSpec,
     CompanySpec,
     HiddenMovementSpec,
@@ -246,25 +246,27 @@ def alerts() -> Scenario:
     return Scenario(name="alerts", companies=[burning, spiking, topping])
 
 
-PRESETS: dict[str, Callable[[], Scenario]] = {
-    "default": default,
-    "small": small,
-    "two_companies": two_companies,
-    "hidden_movements": hidden_movements,
-    "unsigned": unsigned,
-    "oldest_first": oldest_first,
-    "datetime_range": datetime_range,
-    "breakdown_mismatch": breakdown_mismatch,
-    "schema_drift": schema_drift,
-    "hostile_names": hostile_names,
-    "plan_change": plan_change,
-    "long_history": long_history,
-    "dormant_start": dormant_start,
-    "quiet_at_zero_1y": quiet_at_zero_1y,
-    "quiet_at_zero_2y": quiet_at_zero_2y,
-    "quiet_at_zero_5y": quiet_at_zero_5y,
-    "quiet_not_at_zero_2y": quiet_not_at_zero_2y,
-    "opening_balance": opening_balance,
-    "million": million,
-    "alerts": alerts,
-}
+PRESETS.update(
+    {
+        "default": default,
+        "small": small,
+        "two_companies": two_companies,
+        "hidden_movements": hidden_movements,
+        "unsigned": unsigned,
+        "oldest_first": oldest_first,
+        "datetime_range": datetime_range,
+        "breakdown_mismatch": breakdown_mismatch,
+        "schema_drift": schema_drift,
+        "hostile_names": hostile_names,
+        "plan_change": plan_change,
+        "long_history": long_history,
+        "dormant_start": dormant_start,
+        "quiet_at_zero_1y": quiet_at_zero_1y,
+        "quiet_at_zero_2y": quiet_at_zero_2y,
+        "quiet_at_zero_5y": quiet_at_zero_5y,
+        "quiet_not_at_zero_2y": quiet_not_at_zero_2y,
+        "opening_balance": opening_balance,
+        "million": million,
+        "alerts": alerts,
+    }
+)

@@ -7,6 +7,7 @@ each variant the pipeline must cope with. Presets live in `presets.py`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -275,8 +276,6 @@ class Scenario(_Model):
 
     @classmethod
     def named(cls, name: str, **overrides: Any) -> Scenario:
-        from simulator.presets import PRESETS
-
         if name not in PRESETS:
             raise KeyError(f"unknown scenario {name!r}; presets: {', '.join(sorted(PRESETS))}")
         return PRESETS[name]().with_overrides(**overrides)
@@ -296,8 +295,6 @@ class Scenario(_Model):
     @classmethod
     def resolve(cls, name_or_path: str) -> Scenario:
         """A preset NAME or a FILE path, as the CLI takes it."""
-        from simulator.presets import PRESETS
-
         if name_or_path in PRESETS:
             return cls.named(name_or_path)
         if not Path(name_or_path).is_file():
@@ -328,3 +325,8 @@ class Scenario(_Model):
             if company.name == name:
                 return company
         raise KeyError(f"no company {name!r} in scenario {self.name!r}")
+
+
+# The named scenarios (simulator/presets.py, which the package imports, fills it): a registry here
+# rather than an import of presets, which builds its scenarios from this module's classes.
+PRESETS: dict[str, Callable[[], Scenario]] = {}

@@ -25,8 +25,8 @@ import pytest
 from pydantic import SecretStr
 
 from pipelines.api.client import PlatformClient
-from pipelines.api.settings import ApiSettings
-from pipelines.settings import Settings
+from pipelines.api.options import ApiSettings
+from pipelines.config.settings import Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
 
 

@@ -27,12 +27,17 @@ from transforms.micros import from_micros, to_micros
 
 MOVEMENT_COLUMNS: tuple[str, ...] = ("debits", "credits", "refunds", "adjustments", "other")
 _CATEGORY_COLUMN = dict(zip(CATEGORIES, MOVEMENT_COLUMNS, strict=True))
+# The statement's lines, the one list of them (the warehouse's daily_balance and
+# monthly_statement, the site's statement and its CSV follow it): opening + every movement =
+# closing, in this order, for a day and for a month.
 STATEMENT_MONEY_COLUMNS: tuple[str, ...] = (
     "opening",
     *MOVEMENT_COLUMNS,
     "hidden_movements",
     "closing",
 )
+# The movements between the opening and the closing: the entries' categories and the hidden ones.
+STATEMENT_MOVEMENTS: tuple[str, ...] = STATEMENT_MONEY_COLUMNS[1:-1]
 _TRUNCATE: dict[str, str] = {"day": "1d", "week": "1w"}
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
 
 import polars as pl
 
 from transforms.micros import MONEY
 
-BreakKind = Literal["continuity", "summary", "opening", "breakdown"]
+# The kinds of finding, each from its check: between two entries, the latest /Consumption balance
+# against the last balanceAfter, a balance before the first entry, a breakdown item.
+BREAK_KINDS = ("continuity", "summary", "opening", "breakdown")
 UTC_MICROS = pl.Datetime("us", "UTC")
 
 BREAKS_SCHEMA: dict[str, pl.DataType] = {
@@ -39,8 +40,23 @@ BREAKS_SCHEMA: dict[str, pl.DataType] = {
     "observed_on": pl.Date(),
 }
 
-# Where a movement sits relative to the entries, from its kind and its two sides.
+# Where a movement sits relative to the entries, in the order the entries run.
 PLACEMENTS = ("before_first", "between_entries", "within_tie", "after_last")
+# The placement rule, the one source of the polars column (``placed``) and of the SQL that reads
+# a warehouse stored before placements were (``placement_sql``): a kind's placement, None for a
+# breakdown item (not a balance movement); a continuity break sits within a tie when its two
+# sides share a createdAt (break_start = break_end), else between entries.
+PLACEMENT_OF_KIND: dict[str, str | None] = {
+    "opening": "before_first",
+    "summary": "after_last",
+    "breakdown": None,
+}
+WITHIN_TIE, BETWEEN_ENTRIES = "within_tie", "between_entries"
+# The kind of finding each placement comes from, read back (the site names the kind beside it).
+KIND_OF_PLACEMENT = {
+    placement: next((k for k, p in PLACEMENT_OF_KIND.items() if p == placement), "continuity")
+    for placement in PLACEMENTS
+}
 
 
 def empty_breaks() -> pl.DataFrame:
@@ -66,23 +82,37 @@ def placed(breaks: pl.DataFrame) -> pl.DataFrame:
     """
     if not breaks.height:
         return breaks
-    placement = (
-        pl.when(pl.col("kind") == "opening")
-        .then(pl.lit("before_first"))
-        .when(pl.col("kind") == "summary")
-        .then(pl.lit("after_last"))
-        .when(pl.col("kind") == "breakdown")
-        .then(pl.lit(None, dtype=pl.Utf8))
-        .when(pl.col("break_start") == pl.col("break_end"))
-        .then(pl.lit("within_tie"))
-        .otherwise(pl.lit("between_entries"))
-    )
     framed = breaks.with_columns(
-        placement=placement,
+        placement=_placement(),
         observed_on=pl.coalesce(pl.col("observed_on"), pl.col("break_end").dt.date()),
     )
     ids = [_break_id(row) for row in framed.iter_rows(named=True)]
     return framed.with_columns(break_id=pl.Series(ids, dtype=pl.Utf8))
+
+
+def _placement() -> pl.Expr:
+    """``PLACEMENT_OF_KIND``, then a continuity break's two sides, as a polars column."""
+    (first, placement), *others = PLACEMENT_OF_KIND.items()
+    chained = pl.when(pl.col("kind") == first).then(pl.lit(placement, dtype=pl.Utf8))
+    for kind, placement in others:
+        chained = chained.when(pl.col("kind") == kind).then(pl.lit(placement, dtype=pl.Utf8))
+    return (
+        chained.when(pl.col("break_start") == pl.col("break_end"))
+        .then(pl.lit(WITHIN_TIE))
+        .otherwise(pl.lit(BETWEEN_ENTRIES))
+    )
+
+
+def placement_sql() -> str:
+    """The same rule as SQL over ``balance_breaks``' columns (kind, break_start, break_end)."""
+    kinds = " ".join(
+        f"WHEN '{kind}' THEN " + ("NULL" if placement is None else f"'{placement}'")
+        for kind, placement in PLACEMENT_OF_KIND.items()
+    )
+    return (
+        f"CASE kind {kinds} ELSE CASE WHEN break_start = break_end THEN '{WITHIN_TIE}' "
+        f"ELSE '{BETWEEN_ENTRIES}' END END"
+    )
 
 
 def _break_id(row: dict[str, object]) -> str:

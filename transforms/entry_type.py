@@ -78,11 +78,3 @@ def type_meanings(types: pl.Series, rules: EntryTypeRules = DEFAULT_RULES) -> pl
         },
         schema={"entry_type": pl.Utf8, "category": pl.Utf8, "is_debit_direction": pl.Boolean},
     )
-
-
-def with_type_meanings(
-    frame: pl.DataFrame, rules: EntryTypeRules = DEFAULT_RULES, type_column: str = "entry_type"
-) -> pl.DataFrame:
-    """Adds `category` and `is_debit_direction` columns, keeping row order."""
-    meanings = type_meanings(frame[type_column], rules).rename({"entry_type": type_column})
-    return frame.join(meanings, on=type_column, how="left", nulls_equal=True, maintain_order="left")

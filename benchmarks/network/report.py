@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from benchmarks.peers.creditlens_sync import LedgerLine, SyncRun
-from pipelines.api.settings import ApiOptions
+from pipelines.api.options import ApiOptions
 
 
 @dataclass

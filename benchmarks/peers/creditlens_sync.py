@@ -26,7 +26,8 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.peers.measured import ChildRun, run_child
-from pipelines.settings import AccountSettings, Settings
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(

@@ -15,10 +15,11 @@ from datetime import date
 from decimal import Decimal
 
 from dashboards.markup import Html, esc, facts, para, quoted, section
-from dashboards.model import PLACEMENT_KIND, Account, Break, Mismatch
+from dashboards.model import Account, Break, Mismatch
 from dashboards.money import money_text
 from dashboards.pages.common import Downloads, when
 from dashboards.tables import Cell, Column, dash_cell, money_cell, numeric_columns, text_cell
+from transforms.breaks import KIND_OF_PLACEMENT
 
 PLACEMENT_MEANING = {
     "before_first": "before the first entry",
@@ -249,7 +250,7 @@ def _placement_rows() -> list[tuple[str, str]]:
     """Each placement with its column value and the balance_breaks kind it is stored as."""
     return [
         (p, f"placement {p}, kind '{kind}' in balance_breaks: {KIND_MEANING[kind]}.")
-        for p, kind in PLACEMENT_KIND.items()
+        for p, kind in KIND_OF_PLACEMENT.items()
     ]
 
 

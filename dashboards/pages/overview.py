@@ -17,7 +17,7 @@ import polars as pl
 from dashboards import figures, paths
 from dashboards.csv_files import Name
 from dashboards.markup import Html, esc, facts, link, para, section
-from dashboards.model import DIMENSIONS, MOVEMENTS, Account, Break
+from dashboards.model import DIMENSIONS, Account, Break
 from dashboards.money import money_text, percent_text, percent_value, rounding_difference
 from dashboards.pages.balance import balance_facts
 from dashboards.pages.common import (
@@ -31,7 +31,7 @@ from dashboards.pages.common import (
 )
 from dashboards.pages.findings import mismatches_line, movement_brief, movements_line
 from dashboards.pages.forecast import forecast_line, forecast_section
-from dashboards.pages.history import history_line
+from dashboards.pages.history_start import history_line
 from dashboards.tables import (
     Cell,
     Column,
@@ -42,7 +42,7 @@ from dashboards.tables import (
     numeric_columns,
     text_cell,
 )
-from transforms.aggregate import STATEMENT_MONEY_COLUMNS, burn_rate
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS, burn_rate
 
 # Limit name in /Subscription -> what measures its use.
 LIMIT_USAGE = {"monthlyCredits": "credits used this period", "agents": "agents with entries"}
@@ -342,7 +342,7 @@ def _statements(account: Account, here: str, downloads: Downloads) -> list[Html]
     to 0.01 leaves (exactly zero in exact values, so the CSV has no such column)."""
     rows = []
     for s in reversed(account.statements):
-        lines = [s.opening, *(s.figure(m) for m in MOVEMENTS)]
+        lines = [s.opening, *(s.figure(m) for m in STATEMENT_MOVEMENTS)]
         rows.append(
             [
                 link_cell(

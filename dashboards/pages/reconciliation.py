@@ -19,7 +19,7 @@ from dashboards.pages.findings import (
     placement_counts,
     placements_text,
 )
-from dashboards.pages.history import history_section
+from dashboards.pages.history_start import history_section
 
 SIGN_MEANING = {
     "signed": "signed: debits are negative amounts, credits positive",

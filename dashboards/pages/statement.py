@@ -19,7 +19,6 @@ from dashboards.csv_files import Name, csv_text
 from dashboards.markup import Html, esc, link, para, section
 from dashboards.model import (
     LINE_CATEGORY,
-    MOVEMENTS,
     STATEMENT_LINES,
     Account,
     MonthEntry,
@@ -31,7 +30,7 @@ from dashboards.pages.common import Downloads, File, account_crumbs, month_label
 from dashboards.pages.findings import month_movements, movement_brief
 from dashboards.read_statement import DESCRIPTION_LIMIT
 from dashboards.tables import Cell, Column, money_cell, number_cell, table, text_cell
-from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
 
 CSV_COLUMNS = ("account", "month", *STATEMENT_MONEY_COLUMNS, "entries", "complete_month")
 ENTRY_COLUMNS = (
@@ -119,7 +118,7 @@ def _name(value: str | None) -> Name | None:
 
 
 def _summary(statement: Statement, here: str, csv_path: str) -> Html:
-    lines = [statement.opening, *(statement.figure(m) for m in MOVEMENTS)]
+    lines = [statement.opening, *(statement.figure(m) for m in STATEMENT_MOVEMENTS)]
     rows = [
         [text_cell(label), money_cell(statement.figure(name))]
         for name, label in STATEMENT_LINES[:-1]
@@ -204,7 +203,7 @@ def _line_of(category: str) -> str:
 def _waterfall(statement: Statement) -> Html:
     names = [name.replace("_movements", "").capitalize() for name, _ in STATEMENT_LINES]
     values = [statement.figure(name) for name, _ in STATEMENT_LINES]
-    measures = ["absolute", *["relative"] * len(MOVEMENTS), "total"]
+    measures = ["absolute", *["relative"] * len(STATEMENT_MOVEMENTS), "total"]
     return figures.embed(
         f"Balance walk, {month_label(statement.month)}",
         [

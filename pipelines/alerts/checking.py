@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from pipelines.alerts.evaluate import evaluate
 from pipelines.alerts.observe import Observation
-from pipelines.alerts.rules import Alerting
 from pipelines.alerts.state import Change, changes, rows
+from pipelines.config.alert_rules import Alerting
 from pipelines.warehouse.alert_store import NEVER, evaluating
 from pipelines.warehouse.writer import Warehouse
 

@@ -30,16 +30,16 @@ from dagster import (
     run_status_sensor,
 )
 
-from pipelines.account_checks import account_slug, check_name
 from pipelines.alerts.checking import check_rules
-from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import deliver
 from pipelines.alerts.observe import ERROR_KINDS
-from pipelines.alerts.rules import Alerting, Rule
-from pipelines.automation import CLI_RUN_TAG, RECONCILED
+from pipelines.config.alert_rules import Alerting, Rule
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
+from pipelines.orchestration.account_checks import account_slug, check_name
+from pipelines.orchestration.automation import CLI_RUN_TAG, RECONCILED
+from pipelines.orchestration.schedules import utc_schedule
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
-from pipelines.schedules import utc_schedule
-from pipelines.settings import Settings
 from pipelines.warehouse.alert_read import read_alerts
 
 ASSET = "alerts"

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pipelines.alerts.messages import RESENT
-from pipelines.alerts.rules import Alerting, Channel
 from pipelines.api.redact import Redactor
-from pipelines.failpoints import failpoint
+from pipelines.config.alert_rules import Alerting, Channel
+from pipelines.runtime.failpoints import failpoint
 from pipelines.warehouse.alert_store import claim, finish
 from pipelines.warehouse.writer import Warehouse
 

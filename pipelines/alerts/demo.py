@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.accounts_file import CONFIG_ENV
 from pipelines.alerts.checking import check_rules
-from pipelines.alerts.config import alerting
-from pipelines.settings import Settings
+from pipelines.config.accounts_file import CONFIG_ENV
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
 
 DEMO_RULES = """\
 # The demo's alert rules (docs/alerts.md). Set OPS_ALERTS_URL to an Apprise URL (slack://...,

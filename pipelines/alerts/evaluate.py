@@ -16,7 +16,7 @@ from decimal import Decimal
 import polars as pl
 
 from pipelines.alerts.observe import EVENT, FIRING, OK, Observation, above, below, credits
-from pipelines.alerts.rules import Rule
+from pipelines.config.alert_rules import Rule
 from pipelines.warehouse.alert_store import NEVER, AlertStore
 from transforms.alert_maths import (
     BUDGET_LEVELS,

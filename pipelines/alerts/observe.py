@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pipelines.alerts.rules import Rule
+from pipelines.config.alert_rules import Rule
 
 FIRING, OK, HOLD, EVENT = "firing", "ok", "hold", "event"
 ERROR_KINDS = frozenset({"balance_below", "runway_below", "sync_failed"})

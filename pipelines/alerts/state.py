@@ -18,7 +18,7 @@ from typing import Any
 
 from pipelines.alerts.messages import message
 from pipelines.alerts.observe import EVENT, FIRING, OK, Observation, alert_id
-from pipelines.alerts.rules import Rule
+from pipelines.config.alert_rules import Rule
 from pipelines.warehouse.alert_store import Latest
 
 

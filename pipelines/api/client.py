@@ -20,6 +20,7 @@ import httpx
 
 from pipelines.api.body import ACCEPT_ENCODING, read_capped
 from pipelines.api.deadline import Deadline, deadline_transport, request_deadline
+from pipelines.api.environment import env_name
 from pipelines.api.errors import (
     ApiError,
     DeadlineExceeded,
@@ -31,6 +32,7 @@ from pipelines.api.errors import (
     problem_class,
 )
 from pipelines.api.json_text import JsonNumber
+from pipelines.api.options import ApiSettings
 from pipelines.api.pacing import Outcome, host_gate_for, limiter_for
 from pipelines.api.redact import Redactor
 from pipelines.api.retry import (
@@ -40,7 +42,6 @@ from pipelines.api.retry import (
     is_pacing,
     parse_retry_after,
 )
-from pipelines.api.settings import ApiSettings, env_name
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.visible_text import visible_text
+from pipelines.runtime.visible_text import visible_text
 
 
 class ApiError(Exception):

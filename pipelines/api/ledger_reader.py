@@ -31,9 +31,10 @@ from typing import Any
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.deadline import Deadline
+from pipelines.api.environment import env_name
 from pipelines.api.errors import DeadlineExceeded, LedgerDriftError
 from pipelines.api.ledger_page import LedgerPage, parse_ledger_page
-from pipelines.api.settings import ApiSettings, env_name
+from pipelines.api.options import ApiSettings
 from pipelines.api.windows import Window, split_windows
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from pipelines.api.settings import RangeFormat
+from pipelines.api.options import RangeFormat
 
 
 @dataclass(frozen=True, order=True)

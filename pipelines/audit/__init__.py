@@ -21,7 +21,7 @@ from pipelines.audit.report import (
 from pipelines.audit.run import run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 
 __all__ = [
     "ENDPOINTS",

@@ -9,15 +9,15 @@ from typing import Any
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from pipelines.audit.history import land_audit
+from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, exit_code, severity_counts
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.run import run_audit
-from pipelines.audit.severity import Severity
-from pipelines.dagster_metadata import row_count
+from pipelines.orchestration.metadata import row_count
 from pipelines.resources import WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.warehouse.row_counts import table_rows
+from pipelines.warehouse.severity import Severity
 
 
 @asset(

@@ -23,7 +23,7 @@ from pipelines.audit.report import (
     ScanStats,
 )
 from pipelines.audit.roots import inside_path
-from pipelines.audit.severity import Severity, highest
+from pipelines.warehouse.severity import Severity, highest
 
 
 def key_status(results: Sequence[EndpointResult]) -> KeyStatus:

@@ -7,7 +7,7 @@ from dagster import Definitions
 from pipelines.audit.assets import key_audit
 from pipelines.audit.resources import KeyAuditResource
 from pipelines.audit.schedules import audit_job, weekly_key_audit
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 
 def build_definitions(settings: Settings) -> Definitions:

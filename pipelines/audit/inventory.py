@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from pipelines.settings import AccountSettings
+from pipelines.config.account import AccountSettings
 
 SERVER = "server"
 CLIENT_SIDE = "client-side"

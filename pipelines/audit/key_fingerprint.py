@@ -16,7 +16,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

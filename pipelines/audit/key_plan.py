@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import BASE_URL_ENV, ApiOptions
+from pipelines.api.options import BASE_URL_ENV, ApiOptions
 from pipelines.audit.inventory import Inventory, KeyEntry, derived_inventory, load_inventory
-from pipelines.settings import AccountSettings, Settings
+from pipelines.config.account import AccountSettings
+from pipelines.config.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
+from pipelines.config.settings import Settings
 
 
 def key_inventory(source: Path | str | Inventory | None, settings: Settings) -> Inventory:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 
 from pipelines.api.client import PlatformClient
+from pipelines.api.environment import describe_validation_error
 from pipelines.api.errors import (
     ApiError,
     ConfigurationError,
@@ -22,8 +23,8 @@ from pipelines.api.errors import (
     ProblemError,
     Unauthorized,
 )
+from pipelines.api.options import ApiSettings
 from pipelines.api.redact import Redactor
-from pipelines.api.settings import ApiSettings, describe_validation_error
 from pipelines.audit.endpoints import ENDPOINTS, Endpoint, Outcome
 from pipelines.audit.report import EndpointResult
 
@@ -51,7 +52,7 @@ def audit_settings(
     try:
         return ApiSettings(base_url=base_url, api_key=SecretStr(key), **values)
     except ValidationError as exc:
-        raise ConfigurationError(describe_validation_error(exc)) from None
+        raise ConfigurationError(describe_validation_error(exc, ApiSettings)) from None
 
 
 def check_settings(base_url: str, overrides: Mapping[str, Any] | None) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pipelines.audit.endpoints import Outcome
 from pipelines.audit.rules import BY_ID
-from pipelines.audit.severity import Severity, highest
+from pipelines.warehouse.severity import Severity, highest
 
 
 class KeyStatus(Enum):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from pipelines.resources.settings import SettingsResource
+from pipelines.resources.settings_resource import SettingsResource
 
 
 class KeyAuditResource(SettingsResource):

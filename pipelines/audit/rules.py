@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 
 # Files a browser is served: whoever loads the page can read a key in one. Judged on the path
 # below the scanned root (pipelines/audit/roots.py), by suffix or by a folder on the way to it.

@@ -40,7 +40,7 @@ from pipelines.audit.scan import (
     place_covers,
     scan,
 )
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 log = logging.getLogger(__name__)
 

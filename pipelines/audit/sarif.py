@@ -20,8 +20,8 @@ from urllib.parse import quote
 from pipelines.audit.report import AuditReport, Finding, Location
 from pipelines.audit.roots import below_root
 from pipelines.audit.rules import RULES
-from pipelines.audit.severity import Severity
-from pipelines.audit.text import visible
+from pipelines.runtime.located_text import visible
+from pipelines.warehouse.severity import Severity
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -3,7 +3,7 @@
 from dagster import AssetSelection, define_asset_job
 
 from pipelines.audit.assets import key_audit
-from pipelines.schedules import utc_schedule
+from pipelines.orchestration.schedules import utc_schedule
 
 audit_job = define_asset_job(
     "key_audit_run", selection=AssetSelection.assets(key_audit), description="Run the key audit."

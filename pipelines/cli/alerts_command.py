@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.alerts.checking import check_rules
-from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import deliver, try_channel
 from pipelines.cli.errors import UsageError
-from pipelines.settings import Settings
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
 from pipelines.warehouse.alert_read import read_alerts
 from pipelines.warehouse.alert_store import acknowledge
 

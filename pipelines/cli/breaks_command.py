@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from pipelines.cli.errors import UsageError
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.warehouse.finding_tables import BREAKDOWN_FINDINGS_SQL
 from pipelines.warehouse.read import open_read_only, rows, table_names
 
-_MOVEMENTS = (
+_MOVEMENTS_SQL = (
     "SELECT account, break_id, placement, observed_on, gap, acknowledged, acknowledged_reason, "
     "acknowledged_by, detail FROM hidden_movements"
 )
@@ -55,7 +55,7 @@ def findings(settings: Settings, account: str | None = None) -> list[Finding]:
     with open_read_only(settings.warehouse, settings.lock_timeout_s) as con:
         if "hidden_movements" not in table_names(con):
             raise UsageError("this warehouse predates acknowledgements: run `creditlens sync`")
-        found = rows(con, f"{_MOVEMENTS} UNION ALL {_MISMATCHES} ORDER BY 1, 4, 2")
+        found = rows(con, f"{_MOVEMENTS_SQL} UNION ALL {_MISMATCHES} ORDER BY 1, 4, 2")
     return [Finding(*row) for row in found if account is None or row[0] == account]
 
 

@@ -14,15 +14,16 @@ from pathlib import Path
 import typer
 
 from dashboards.pages.findings import placements_text
-from pipelines.accounts_file import CONFIG_ENV
 from pipelines.alerts.demo import demo_alerts
-from pipelines.audit.history import land_audit
 from pipelines.audit.inventory import derived_inventory
+from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, severity_counts
 from pipelines.audit.run import run_audit
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines
-from pipelines.settings import AccountSettings, Settings
+from pipelines.config.account import AccountSettings
+from pipelines.config.accounts_file import CONFIG_ENV
+from pipelines.config.settings import Settings
 from simulator import Simulator, serve
 
 

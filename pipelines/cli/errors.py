@@ -10,7 +10,7 @@ import typer
 
 from pipelines.api.errors import ApiError
 from pipelines.cli.runner import RunFailed
-from pipelines.visible_text import one_line
+from pipelines.runtime.visible_text import one_line
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.lock import WarehouseBusy
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from pipelines.ledger.history import History
+from pipelines.ledger.history_search import History
 
 
 def history_summary(history: History | None, begins: date | None, first: date) -> list[str]:

@@ -11,7 +11,7 @@ import typer
 # Typer 0.29 carries its own copy of click; its usage errors are these classes, not click's.
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
-from pipelines.audit.cli import audit
+from pipelines.cli.audit_command import audit
 from pipelines.cli.errors import clear_errors
 from simulator.cli import simulate
 
@@ -53,7 +53,7 @@ def sync(
     fails is one line on stderr and exit 1; the others land."""
     with clear_errors():
         from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         report = run_sync(Settings.from_env(), since, until, account or ())
         for line in summary_lines(report):
@@ -92,7 +92,7 @@ def report(
     """Build the offline report site from the warehouse alone (no API calls)."""
     with clear_errors():
         from pipelines.cli.report_command import run_report
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         result = run_report(Settings.from_env(), month, account, out)
         for notice in result.notices:
@@ -131,7 +131,7 @@ def breaks_list(
     """Findings of the latest reconciliation of every account, open ones only unless --all."""
     with clear_errors():
         from pipelines.cli.breaks_command import list_lines
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
@@ -148,7 +148,7 @@ def breaks_ack(
     stays the same."""
     with clear_errors():
         from pipelines.cli.breaks_command import acknowledge
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, reason, ack=True))
 
@@ -160,7 +160,7 @@ def breaks_unack(
     """Withdraw an acknowledgement: the finding counts again."""
     with clear_errors():
         from pipelines.cli.breaks_command import acknowledge
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, None, ack=False))
 
@@ -184,7 +184,7 @@ def alerts_list(
     """Alerts firing and not acknowledged, or every alert with --all."""
     with clear_errors():
         from pipelines.cli.alerts_command import list_lines
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
@@ -198,7 +198,7 @@ def alerts_ack(
     """Acknowledge an alert: a state alert is silent until it recovers, an event is closed."""
     with clear_errors():
         from pipelines.cli.alerts_command import ack
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         typer.echo(ack(Settings.from_env(), alert_id, reason))
 
@@ -208,7 +208,7 @@ def alerts_check() -> None:
     """Evaluate every rule and deliver what is due, without syncing (for cron, and `stale`)."""
     with clear_errors():
         from pipelines.cli.alerts_command import check_and_deliver
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         lines, warnings = check_and_deliver(Settings.from_env())
         for line in lines:
@@ -224,7 +224,7 @@ def alerts_test(
     """Send a test message to a channel, and say in one line whether it accepted it."""
     with clear_errors():
         from pipelines.cli.alerts_command import test_line
-        from pipelines.settings import Settings
+        from pipelines.config.settings import Settings
 
         ok, line = test_line(Settings.from_env(), channel)
         typer.echo(line, err=not ok)

@@ -22,13 +22,13 @@ from dagster import AssetKey, AssetMaterialization
 from dashboards import SiteResult
 from pipelines.audit.assets import audit_metadata
 from pipelines.audit.report import AuditReport
-from pipelines.automation import CLI_RUN_TAG
-from pipelines.cli.instance import instance
-from pipelines.dagster_home import home_for
-from pipelines.ledger.history import History
+from pipelines.config.settings import Settings
+from pipelines.dagster_home.home import home_for
+from pipelines.dagster_home.instance import instance
 from pipelines.ledger.history_asset import discovery_metadata
+from pipelines.ledger.history_search import History
+from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.reports.assets import site_metadata
-from pipelines.settings import Settings
 from pipelines.warehouse.row_counts import table_rows
 
 COMMAND_TAG = "creditlens/command"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dashboards import ReportError, SiteResult, build_site
 from pipelines.cli.errors import UsageError
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 
 def parse_month(text: str | None) -> date | None:

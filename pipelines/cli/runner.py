@@ -1,8 +1,8 @@
 """Running the Dagster definitions in-process, for the CLI.
 
 The CLI is a thin shell over the same jobs the UI runs; what it adds is a progress display,
-the instance both share (pipelines/cli/instance.py), and turning a failed run into one line a
-person can act on.
+the instance both share (pipelines/dagster_home/instance.py), and turning a failed run into one
+line a person can act on.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-from pipelines import progress
-from pipelines.account_work import AccountFailure
-from pipelines.cli.instance import cli_tags, instance
-from pipelines.sync_outcomes import SYNC_TAG
+from pipelines.dagster_home.instance import cli_tags, instance
+from pipelines.orchestration.account_work import AccountFailure
+from pipelines.orchestration.sync_outcomes import SYNC_TAG
+from pipelines.runtime import progress
 
 __all__ = ["EPHEMERAL_EVENT_SETTINGS", "RunFailed", "RunOutcome", "instance", "run_job"]
 
@@ -75,7 +75,7 @@ class RunOutcome:
 # Dagster's own switches, set for a CLI run only. Materializations are handed to the storage as
 # one batch: in an ephemeral instance (a backfill over N days otherwise stores N events one by
 # one, about 4 ms each in the in-memory log), and in a persistent one, whose storage writes a
-# batch in one transaction (pipelines.cli.instance_storage.py; 20 ms an event otherwise). Only an
+# batch in one transaction (pipelines.dagster_home.storage.py; 20 ms an event otherwise). Only an
 # instance that dies with the process also plans the run's days in one event: a persistent one
 # keeps one planned event per day, so the UI marks the days of a failed run as failed.
 EPHEMERAL_EVENT_SETTINGS = {
@@ -118,7 +118,8 @@ def run_job(
     sync_id: str | None = None,
 ) -> RunOutcome:
     """``op_config``: per op (asset) name, its config (the ledger's per-account ``since``);
-    ``sync_id``: the sync the run is part of, for ``sync_outcomes`` (pipelines/sync_outcomes.py)."""
+    ``sync_id``: the sync the run is part of, for ``sync_outcomes``
+    (pipelines/orchestration/sync_outcomes.py)."""
     job = defs.resolve_job_def(job_name)
     tags = cli_tags()
     if sync_id is not None:
@@ -174,8 +175,8 @@ def _step_errors(result: Any) -> list[Any]:
 
 
 def _only_accounts_failed(result: Any, outcome: RunOutcome) -> bool:
-    """Every account of the run failed on its own (pipelines/account_work.py): each failure is
-    an account's line, which the CLI prints, not one failure of the command."""
+    """Every account of the run failed on its own (pipelines/orchestration/account_work.py): each
+    failure is an account's line, which the CLI prints, not one failure of the command."""
     failures = _step_errors(result)
     return bool(outcome.account_failures()) and all(
         f.user_failure_data is not None

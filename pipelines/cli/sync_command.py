@@ -8,8 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from pipelines.account_checks import named_per_account
-from pipelines.account_work import AccountFailure, failures, succeeded
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
 from pipelines.cli.progress_view import sync_progress
@@ -17,12 +15,16 @@ from pipelines.cli.recorded import record_discovery
 from pipelines.cli.runner import RunOutcome, instance, run_job
 from pipelines.cli.sync_lines import failure_lines, summary_lines
 from pipelines.cli.sync_report import SyncReport
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
+from pipelines.config.values import parse_day
 from pipelines.definitions import build_definitions
-from pipelines.ledger.history import History
 from pipelines.ledger.history_asset import discover_histories, record_histories
+from pipelines.ledger.history_search import History
 from pipelines.ledger.partitions import covering
-from pipelines.settings import AccountSettings, Settings, parse_day
-from pipelines.sync_outcomes import outcome_rows
+from pipelines.orchestration.account_checks import named_per_account
+from pipelines.orchestration.account_work import AccountFailure, failures, succeeded
+from pipelines.orchestration.sync_outcomes import outcome_rows
 from pipelines.warehouse.read import (
     WarehouseError,
     histories_cut_short,
@@ -239,9 +241,3 @@ def discover_new(
         record_histories(settings.open_warehouse(), list(found.values()), f"cli-{uuid.uuid4().hex}")
         record_discovery(settings, list(found.values()), len(new))
     return found, failures(outcomes)
-
-
-def discover_if_new(settings: Settings) -> History | None:
-    """``discover_new`` for a single-account installation."""
-    found, _ = discover_new(settings)
-    return found.get(settings.account.name)

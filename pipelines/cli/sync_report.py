@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from pipelines.account_checks import SEPARATOR, asset_path
-from pipelines.account_work import AccountFailure
 from pipelines.cli.runner import RunOutcome
-from pipelines.ledger.history import History
+from pipelines.ledger.history_search import History
 from pipelines.ledger.sync import LedgerSyncResult
+from pipelines.orchestration.account_checks import SEPARATOR, asset_path
+from pipelines.orchestration.account_work import AccountFailure
 from pipelines.reconciliation.summary import (
     BREAKDOWN,
     HIDDEN_MOVEMENTS,

@@ -2,9 +2,9 @@
 
 With an accounts file, one company's rejected key or unreachable host fails only that company;
 this check is where Dagster says which one and why. It reads ``sync_outcomes`` (what every step
-of this sync recorded: pipelines/sync_outcomes.py), so it also names an account that failed
-before the ledger run and never reached it (its key variable unset, its key rejected by history
-discovery). ERROR, not blocking: the others landed and are refreshed.
+of this sync recorded: pipelines/orchestration/sync_outcomes.py), so it also names an account that
+failed before the ledger run and never reached it (its key variable unset, its key rejected by
+history discovery). ERROR, not blocking: the others landed and are refreshed.
 
 It is evaluated in the ledger run, after the ledger (settings, discovery and the ledger so far),
 and again at the end of a sync's reconciliation run, after every account's ``balance_breaks``
@@ -24,10 +24,10 @@ from dagster import (
     asset_check,
 )
 
-from pipelines.account_checks import account_asset_paths, named_per_account
+from pipelines.config.settings import Settings
+from pipelines.orchestration.account_checks import account_asset_paths, named_per_account
+from pipelines.orchestration.sync_outcomes import sync_id_of
 from pipelines.resources import PlatformApiResource, WarehouseResource
-from pipelines.settings import Settings
-from pipelines.sync_outcomes import sync_id_of
 from pipelines.warehouse.outcomes import StepOutcome, outcomes_of_sync
 
 LEDGER = AssetKey("ledger_entries")

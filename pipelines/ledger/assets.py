@@ -3,12 +3,12 @@
 Single-run backfill policy: a backfill over any range is one run that reads it in windows of at
 most 366 days, not one run (and one API window) per day.
 
-Every configured account is synced by the same step, several at once (pipelines/account_work.py):
-Dagster's fixed costs are paid once per run, not once per company, and the day stays the only
-partition (docs/scale-out.md: an account partition beside it would multiply the per-day events by
-the accounts). The account is in every landed row, in each account's observation and in its own
-checks; one account failing is named by the ``accounts_synced`` check
-(pipelines/ledger/checks.py), and the others land.
+Every configured account is synced by the same step, several at once
+(pipelines/orchestration/account_work.py): Dagster's fixed costs are paid once per run, not once
+per company, and the day stays the only partition (docs/scale-out.md: an account partition beside
+it would multiply the per-day events by the accounts). The account is in every landed row, in each
+account's observation and in its own checks; one account failing is named by the
+``accounts_synced`` check (pipelines/ledger/checks.py), and the others land.
 
 Metadata is honest per partition: each day's materialization carries that day's own counts, read
 back from the warehouse (entries landed and quarantined, ``dagster/row_count``), so summing the
@@ -34,20 +34,21 @@ from dagster import (
 )
 from pydantic import Field
 
-from pipelines import progress
-from pipelines.account_checks import named_per_account
-from pipelines.account_work import (
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
+from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
+from pipelines.orchestration.account_checks import named_per_account
+from pipelines.orchestration.account_work import (
     OneWriter,
     at_least_one,
     failures,
     for_each_account,
 )
-from pipelines.dagster_metadata import row_count
-from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
+from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import AccountSettings, Settings
-from pipelines.sync_outcomes import record_step
+from pipelines.runtime import progress
 from pipelines.warehouse.row_counts import DayRows, ledger_days
 
 LEDGER = AssetKey("ledger_entries")

@@ -1,7 +1,8 @@
 """Checks on the landed ledger that Dagster records with every materialization.
 
 The two invariants are ERROR checks that block: a run that landed a broken ledger stops there,
-and the refresh that follows the ledger (pipelines/automation.py) is not requested over it.
+and the refresh that follows the ledger (pipelines/orchestration/automation.py) is not requested
+over it.
 
 They are checked for every account, in one connection, and each names the accounts that broke
 it, with every account's figures in its metadata; they are not one check per account, unlike the
@@ -23,8 +24,8 @@ from dagster import (
     multi_asset_check,
 )
 
+from pipelines.config.settings import Settings
 from pipelines.resources import PlatformApiResource, WarehouseResource
-from pipelines.settings import Settings
 from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_sync_counts_of
 
 LEDGER = AssetKey("ledger_entries")

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dagster import Definitions, define_asset_job
 
-from pipelines.automation import ledger_freshness
+from pipelines.config.settings import Settings
 from pipelines.ledger.accounts_synced import build_accounts_synced
 from pipelines.ledger.assets import build_ledger_asset
 from pipelines.ledger.checks import build_ledger_checks
 from pipelines.ledger.history_asset import ledger_history
 from pipelines.ledger.partitions import ledger_partitions, ledger_start_day
 from pipelines.ledger.schedules import build_ledger_job, build_ledger_schedule
-from pipelines.settings import Settings
+from pipelines.orchestration.automation import ledger_freshness
 
 
 def build_definitions(settings: Settings) -> Definitions:

@@ -11,14 +11,19 @@ from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from pipelines.account_work import AccountOutcome, at_least_one, failures, for_each_account
 from pipelines.api.client import PlatformClient
-from pipelines.dagster_metadata import row_count
-from pipelines.ledger.history import Decision, History, discover, first_entry, quiet_text
+from pipelines.config.account import AccountSettings
 from pipelines.ledger.history_probe import ApiProbe
+from pipelines.ledger.history_search import Decision, History, discover, first_entry, quiet_text
+from pipelines.orchestration.account_work import (
+    AccountOutcome,
+    at_least_one,
+    failures,
+    for_each_account,
+)
+from pipelines.orchestration.metadata import row_count
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import AccountSettings
 from pipelines.warehouse.row_counts import table_rows
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import EntryTypeRules

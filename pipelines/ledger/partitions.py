@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from dagster import DailyPartitionsDefinition
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.warehouse.read import WarehouseError, first_synced_days, recorded_first_days
 
 

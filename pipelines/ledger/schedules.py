@@ -19,7 +19,7 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-from pipelines.schedules import SCHEDULE_TIMEZONE
+from pipelines.orchestration.schedules import SCHEDULE_TIMEZONE
 
 
 def build_ledger_job() -> UnresolvedAssetJobDefinition:

@@ -25,8 +25,8 @@ from pipelines.api.json_text import dumps_exact
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import Window
 from pipelines.api.wire import WireColumns, parse_created_at, validate_columns
-from pipelines.failpoints import failpoint
-from pipelines.processes import process_alive
+from pipelines.runtime.failpoints import failpoint
+from pipelines.runtime.processes import process_alive
 from transforms.identify import with_fingerprint
 
 BATCH_ROWS = 20_000

@@ -57,12 +57,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipelines import failpoints
 from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader, PageRead, WindowDone, WindowRestart
-from pipelines.api.settings import ApiSettings
+from pipelines.api.options import ApiSettings
 from pipelines.api.windows import Window
 from pipelines.ledger.staging import LedgerStaging, StagedFile
+from pipelines.runtime import failpoints
 
 # A window shorter than this is read in the sync's own process without asking how big it is:
 # a daily sync's few days never repay starting a worker (about a second of imports).

@@ -1,17 +1,17 @@
 """Reconciliation assets: balance breaks, daily balances and the enriched ledger.
 
 Downstream of the ledger and the snapshots, requested after each ledger sync in the run of the
-snapshots (pipelines/automation.py). Hidden movements and breakdown mismatches are ERROR-severity
-asset checks carrying the breaks in their metadata: finance acts on these, so a failing check
-must say exactly where and how much. They do not block: a reconciliation that finds something
-is a successful run with red checks and their evidence, and the reports that follow it are
+snapshots (pipelines/orchestration/automation.py). Hidden movements and breakdown mismatches are
+ERROR-severity asset checks carrying the breaks in their metadata: finance acts on these, so a
+failing check must say exactly where and how much. They do not block: a reconciliation that finds
+something is a successful run with red checks and their evidence, and the reports that follow it are
 rebuilt and show the findings (a stale report when there is something to see would be the
 worst moment to be stale). The ledger's completeness and exactness checks are the ones that
 block (pipelines/ledger/checks.py).
 
-Each account is reconciled on its own, as the other steps sync it (pipelines/account_work.py):
-one account's failure is its line, recorded in ``sync_outcomes`` and on its checks, and the
-others are reconciled.
+Each account is reconciled on its own, as the other steps sync it
+(pipelines/orchestration/account_work.py): one account's failure is its line, recorded in
+``sync_outcomes`` and on its checks, and the others are reconciled.
 """
 
 from collections.abc import Iterator
@@ -31,10 +31,17 @@ from dagster import (
     multi_asset,
 )
 
-from pipelines.account_checks import account_asset_paths, check_names, named_per_account
-from pipelines.account_work import at_least_one, failures, for_each_account
-from pipelines.automation import with_the_refresh
-from pipelines.dagster_metadata import row_count
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
+from pipelines.orchestration.account_checks import (
+    account_asset_paths,
+    check_names,
+    named_per_account,
+)
+from pipelines.orchestration.account_work import at_least_one, failures, for_each_account
+from pipelines.orchestration.automation import with_the_refresh
+from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.reconciliation.resources import ReconcileResource
 from pipelines.reconciliation.run import ReconciliationResult, breaks_records, reconcile_account
 from pipelines.reconciliation.summary import (
@@ -46,9 +53,7 @@ from pipelines.reconciliation.summary import (
 )
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import AccountSettings, Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
-from pipelines.sync_outcomes import record_step
 from pipelines.warehouse.row_counts import account_rows, table_rows
 from transforms.cross_checks import CheckOutcome
 

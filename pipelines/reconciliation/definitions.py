@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dagster import Definitions
 
+from pipelines.config.settings import Settings
 from pipelines.reconciliation.assets import build_reconciliation
 from pipelines.reconciliation.resources import ReconcileResource
 from pipelines.reconciliation.schedules import reconciliation_job
-from pipelines.settings import Settings
 
 
 def build_definitions(settings: Settings) -> Definitions:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipelines.reconciliation.run import ReconcileOptions
-from pipelines.resources.settings import SettingsResource
+from pipelines.resources.settings_resource import SettingsResource
 
 
 class ReconcileResource(SettingsResource):

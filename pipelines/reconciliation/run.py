@@ -35,9 +35,8 @@ from pipelines.reconciliation.slices import (
     plan_slices,
     read_slice,
 )
-from pipelines.reconciliation.summary import BREAK_KINDS
 from pipelines.warehouse.writer import AccountReplacement, Warehouse
-from transforms.breaks import empty_breaks, placed
+from transforms.breaks import BREAK_KINDS, empty_breaks, placed
 from transforms.cross_checks import (
     CheckOutcome,
     ItemKey,

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from transforms.breaks import BREAK_KINDS
+
 if TYPE_CHECKING:
     from pipelines.reconciliation.run import ReconciliationResult
 
-BREAK_KINDS = ("continuity", "summary", "opening", "breakdown")
 HIDDEN_MOVEMENTS = "no_hidden_movements"
 BREAKDOWN = "breakdown_matches_ledger"
 SUMMARY = "summary_matches_ledger"

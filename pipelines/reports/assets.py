@@ -1,8 +1,9 @@
 """The report site as a Dagster asset, built from the warehouse alone.
 
-Rebuilt after each ledger sync, in the run of the reconciliation (pipelines/automation.py),
-unless a blocking check of the reconciliation failed: then it keeps its older build and goes
-stale in the UI (its freshness follows the ledger's) rather than being called fresh.
+Rebuilt after each ledger sync, in the run of the reconciliation
+(pipelines/orchestration/automation.py), unless a blocking check of the reconciliation failed: then
+it keeps its older build and goes stale in the UI (its freshness follows the ledger's) rather than
+being called fresh.
 """
 
 from datetime import date
@@ -19,7 +20,7 @@ from dagster import (
 from pydantic import Field
 
 from dashboards import SiteResult, build_site
-from pipelines.automation import with_the_refresh
+from pipelines.orchestration.automation import with_the_refresh
 from pipelines.reports.resources import ReportsResource
 from pipelines.resources import WarehouseResource
 

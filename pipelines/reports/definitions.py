@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dagster import AssetDep, AssetKey, AssetSpec, Definitions
 
-from pipelines.account_checks import account_asset_paths
-from pipelines.automation import ledger_freshness
+from pipelines.config.settings import Settings
+from pipelines.orchestration.account_checks import account_asset_paths
+from pipelines.orchestration.automation import ledger_freshness
 from pipelines.reports.assets import reports
 from pipelines.reports.resources import ReportsResource
 from pipelines.reports.schedules import (
@@ -19,7 +20,6 @@ from pipelines.reports.schedules import (
     monthly_finance_statement,
     report_job,
 )
-from pipelines.settings import Settings
 
 
 def build_definitions(settings: Settings) -> Definitions:
@@ -27,7 +27,7 @@ def build_definitions(settings: Settings) -> Definitions:
 
     def fresh_as_the_ledger(spec: AssetSpec) -> AssetSpec:
         """Fresh as the ledger, and downstream of every account's reconciliation (each
-        account's own assets with an accounts file: pipelines/account_checks.py)."""
+        account's own assets with an accounts file: pipelines/orchestration/account_checks.py)."""
         deps = [
             AssetDep(AssetKey(path))
             for dep in spec.deps

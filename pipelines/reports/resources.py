@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.resources.settings import SettingsResource
+from pipelines.resources.settings_resource import SettingsResource
 
 
 class ReportsResource(SettingsResource):

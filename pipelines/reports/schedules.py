@@ -1,7 +1,7 @@
 """The daily refresh's job and its safety-net schedule, and the month-end report.
 
 The snapshots, the reconciliation and the reports follow each ledger sync by themselves
-(pipelines/automation.py). The ``daily_refresh`` schedule keeps its name and time for
+(pipelines/orchestration/automation.py). The ``daily_refresh`` schedule keeps its name and time for
 instances where that automation is off, but no longer fires blind: it requests the refresh only
 over a ledger sync that finished well and is not reconciled yet, and says why it skips.
 """
@@ -17,10 +17,10 @@ from dagster import (
     schedule,
 )
 
-from pipelines.automation import refresh_request
+from pipelines.orchestration.automation import refresh_request
+from pipelines.orchestration.schedules import SCHEDULE_TIMEZONE
 from pipelines.reconciliation.assets import GROUP as RECONCILED
 from pipelines.reports.assets import reports
-from pipelines.schedules import SCHEDULE_TIMEZONE
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
 
 report_job = define_asset_job(

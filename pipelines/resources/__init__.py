@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dagster import ConfigurableResource
 
+from pipelines.config.settings import Settings
 from pipelines.resources.platform_api import PlatformApiResource
-from pipelines.resources.settings import SettingsResource
+from pipelines.resources.settings_resource import SettingsResource
 from pipelines.resources.warehouse import WarehouseResource
-from pipelines.settings import Settings
 
 __all__ = ["PlatformApiResource", "SettingsResource", "WarehouseResource", "shared_resources"]
 

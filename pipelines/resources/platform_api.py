@@ -8,8 +8,8 @@ log, where Dagster would keep it.
 from __future__ import annotations
 
 from pipelines.api.client import PlatformClient
-from pipelines.resources.settings import SettingsResource
-from pipelines.settings import AccountSettings
+from pipelines.config.account import AccountSettings
+from pipelines.resources.settings_resource import SettingsResource
 
 
 class PlatformApiResource(SettingsResource):

@@ -3,7 +3,7 @@
 Every asset and check that touches the warehouse runs its body in ``step``: the locks it takes
 are recorded as held by its run (so another writer waiting on it can say by whom), its waits on
 the lock are logged in the run's event log and reported to the CLI's progress display, and a
-known failure ends it as one line (pipelines/failures.py).
+known failure ends it as one line (pipelines/orchestration/failures.py).
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from pathlib import Path
 
 from dagster import AssetCheckExecutionContext, AssetExecutionContext
 
-from pipelines import progress
-from pipelines.failures import failing_clearly
-from pipelines.resources.settings import SettingsResource
+from pipelines.orchestration.failures import failing_clearly
+from pipelines.resources.settings_resource import SettingsResource
+from pipelines.runtime import progress
 from pipelines.warehouse.lock import LockWait, holding_for, reporting_waits
 from pipelines.warehouse.writer import Warehouse
 
 # The pool of every asset that writes the warehouse: one DuckDB file, one writer at a time.
-# Its limit (1) is in pipelines/dagster.yaml; docs/operating.md says how runs queue on it.
+# Its limit (1) is in pipelines/dagster_home/dagster.yaml; docs/operating.md says how runs queue on
+# it.
 WAREHOUSE_POOL = "warehouse"
 
 

@@ -4,8 +4,8 @@ Append-only history with fetched_at and a content hash; an unchanged snapshot is
 Every configured account is fetched by the same step, several at once; one account failing is
 logged and observed as its own, and the others are stored.
 They write the warehouse, so they are in its pool, and they follow the ledger: fetched after
-each ledger sync (pipelines/automation.py), so reconciliation compares the ledger with figures
-read after it.
+each ledger sync (pipelines/orchestration/automation.py), so reconciliation compares the ledger
+with figures read after it.
 """
 
 from dagster import (
@@ -16,16 +16,16 @@ from dagster import (
     asset,
 )
 
-from pipelines.account_checks import named_per_account
-from pipelines.account_work import OneWriter, at_least_one, failures, for_each_account
-from pipelines.automation import after_ledger_sync
-from pipelines.dagster_metadata import row_count
+from pipelines.config.account import AccountSettings
+from pipelines.orchestration.account_checks import named_per_account
+from pipelines.orchestration.account_work import OneWriter, at_least_one, failures, for_each_account
+from pipelines.orchestration.automation import after_ledger_sync
+from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import AccountSettings
 from pipelines.snapshots.fetch import SnapshotResult, snapshot
 from pipelines.snapshots.registry import SNAPSHOTS, SnapshotEndpoint
-from pipelines.sync_outcomes import record_step
 from pipelines.warehouse.row_counts import table_rows
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.snapshots.assets import SNAPSHOT_ASSETS
 from pipelines.snapshots.schedules import snapshot_job
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.api.client import PlatformClient
-from pipelines.settings import AccountSettings
+from pipelines.config.account import AccountSettings
 from pipelines.snapshots.registry import SnapshotEndpoint
 from pipelines.snapshots.rows import SnapshotRows, configured_fields, shape_warning
 from pipelines.warehouse.writer import Warehouse

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.failpoints import failpoint
+from pipelines.runtime.failpoints import failpoint
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.rows import count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipelines.processes import process_alive
+from pipelines.runtime.processes import process_alive
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """Reading ``sync_outcomes`` and ``account_status``: one reader for the CLI, the site and checks.
 
 Written through the one writer (``Warehouse.append``); the rows are built by
-pipelines/sync_outcomes.py, which knows the steps. A warehouse older than the table answers
-"nothing recorded", never an error: it predates the record, not the accounts.
+pipelines/orchestration/sync_outcomes.py, which knows the steps. A warehouse older than the table
+answers "nothing recorded", never an error: it predates the record, not the accounts.
 """
 
 from __future__ import annotations

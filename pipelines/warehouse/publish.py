@@ -12,8 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
-from pipelines.failpoints import failpoint
-from pipelines.processes import process_alive
+from pipelines.runtime.failpoints import failpoint
+from pipelines.runtime.processes import process_alive
 from pipelines.warehouse.disk import DiskFull, free_bytes, size_text
 from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import file_lock

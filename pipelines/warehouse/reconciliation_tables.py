@@ -2,8 +2,9 @@
 enriched ledger and one row per run. Each run replaces an account's rows (see derived.py).
 
 The daily balance and the monthly statement are the same equation at two grains, so its terms
-are named once (``MOVEMENTS``); the enriched ledger's entry columns take their types and
-nullability from the entry's declared fields, and its subscription terms from the snapshot's.
+are named once, with the rule that fills them (``STATEMENT_MONEY_COLUMNS``,
+transforms/aggregate.py); the enriched ledger's entry columns take their types and nullability
+from the entry's declared fields, and its subscription terms from the snapshot's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pipelines.warehouse.table import (
     money_column,
     span,
 )
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 # Added by migration 6, after the columns above, so a table made before it and one made since
 # have the same columns in the same order.
@@ -48,17 +50,6 @@ BREAK_PLACEMENT = (
     Column("observed_on", "DATE", "UTC day whose daily_balance carries the movement."),
 )
 
-# opening + every movement = closing, in this order, for a day and for a month.
-MOVEMENTS = (
-    "opening",
-    "debits",
-    "credits",
-    "refunds",
-    "adjustments",
-    "other",
-    "hidden_movements",
-    "closing",
-)
 
 # Added by migration 8: the UTC day and month, so no analyst's grouping follows a session's
 # time zone.
@@ -94,7 +85,9 @@ def _in_force(term: Column) -> Column:
 
 def _movements(*docs: str) -> tuple[Column, ...]:
     """The balance equation's terms as money columns, each worded by its table."""
-    return tuple(money_column(name, doc) for name, doc in zip(MOVEMENTS, docs, strict=True))
+    return tuple(
+        money_column(name, doc) for name, doc in zip(STATEMENT_MONEY_COLUMNS, docs, strict=True)
+    )
 
 
 def _monthly_sql() -> str:
@@ -103,7 +96,7 @@ def _monthly_sql() -> str:
     DuckDB widens a sum (DECIMAL(18,6) to DECIMAL(38,6), INTEGER to HUGEINT); the sums are cast
     back so the view has the types its columns promise, as the tables do.
     """
-    opening, *flows, closing = MOVEMENTS
+    opening, *flows, closing = STATEMENT_MONEY_COLUMNS
     sums = "".join(f"CAST(sum({name}) AS {MONEY}) AS {name}, " for name in flows)
     return (
         "SELECT account, CAST(date_trunc('month', day) AS DATE) AS month, "

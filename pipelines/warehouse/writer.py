@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import derived, history, landing, publish
+from pipelines.warehouse import append_only, derived, landing, publish
 from pipelines.warehouse.connection import open_for_write
 from pipelines.warehouse.derived import AccountReplacement
 from pipelines.warehouse.landing import InvariantBroken, LandingResult, LedgerLanding
@@ -56,7 +56,7 @@ class Warehouse:
     def land_snapshot(
         self, table: str, account: str, content_hash: str, rows: Sequence[dict[str, Any]]
     ) -> bool:
-        return history.land_snapshot(
+        return append_only.land_snapshot(
             self.path, self.lock_timeout_s, table, account, content_hash, rows
         )
 
@@ -64,7 +64,7 @@ class Warehouse:
         return self.append_tables({table: rows})
 
     def append_tables(self, tables: Mapping[str, Sequence[dict[str, Any]]]) -> int:
-        return history.append(self.path, self.lock_timeout_s, tables)
+        return append_only.append(self.path, self.lock_timeout_s, tables)
 
     def replacing_for_account(
         self, account: str, tables: Sequence[str], memory_limit: str | None = None

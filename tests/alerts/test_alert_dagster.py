@@ -11,10 +11,10 @@ from dagster import AssetCheckSeverity, AssetKey, DagsterRun
 
 from pipelines.alerts.definitions import JOB, delivery_request
 from pipelines.alerts.observe import credits
-from pipelines.automation import CLI_RUN_TAG
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import Settings
 from tests.alerts.helpers import above, balance
 from tests.alerts.receivers import Received
 

@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from pipelines.alerts.config import alerting
 from pipelines.alerts.delivery import LEASE, deliver
 from pipelines.alerts.observe import credits
-from pipelines.alerts.rules import Alerting
-from pipelines.settings import Settings
+from pipelines.config.alert_rules import Alerting
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
 from tests.alerts.helpers import above, balance
 from tests.alerts.receivers import Received
 from tests.pipeline.helpers import cli, cli_in_process, table

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.account_checks import named_per_account
-from pipelines.accounts_file import CONFIG_ENV
-from pipelines.alerts.config import alerting
 from pipelines.api.errors import ConfigurationError
-from pipelines.settings import Settings
+from pipelines.config.accounts_file import CONFIG_ENV
+from pipelines.config.alerting import alerting
+from pipelines.config.settings import Settings
+from pipelines.orchestration.account_checks import named_per_account
 
 RULES = """
 [[channels]]

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from pipelines.alerts.observe import EVENT, FIRING, HOLD, OK, Observation, above, below
-from pipelines.alerts.rules import Rule
 from pipelines.alerts.state import changes, rows
+from pipelines.config.alert_rules import Rule
 from pipelines.warehouse.alert_store import Latest
 
 D = Decimal

@@ -10,8 +10,8 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from pipelines.api.redact import needles
-from pipelines.audit.cli import audit
-from pipelines.settings import AUDIT_SECRET_ENV
+from pipelines.cli.audit_command import audit
+from pipelines.config.settings import AUDIT_SECRET_ENV
 from tests.audit.audit_helpers import SECRET
 
 

@@ -17,11 +17,12 @@ import pytest
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.audit import KeyStatus, Outcome, run_audit
-from pipelines.audit.cli import MISSING_INVENTORY
 from pipelines.audit.inventory import KeyEntry
 from pipelines.audit.key_plan import match_account
 from pipelines.audit.report import AuditReport, KeyResult
-from pipelines.settings import AccountSettings, Settings
+from pipelines.cli.audit_command import MISSING_INVENTORY
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
 from tests.audit.audit_cli_helpers import assert_no_key, one_error_line, run_cli, write
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipelines.audit.report import KeyStatus
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 from tests.audit.audit_factories import (
     CAMPAIGNS_ONLY,
     FULL_ACCESS,

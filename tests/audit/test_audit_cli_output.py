@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from pipelines.audit import key_fingerprint, last4
-from pipelines.audit.cli import MISSING_INVENTORY
 from pipelines.audit.report import AuditReport, ScanStats, severity_counts
 from pipelines.audit.run import run_audit
 from pipelines.audit.terminal import render, totals, visible
+from pipelines.cli.audit_command import MISSING_INVENTORY
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_cli_helpers import assert_no_key, one_error_line, run_cli, write
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from pipelines.api.redact import needles
 from pipelines.audit import key_fingerprint, run_audit
-from pipelines.audit.cli import audit
-from pipelines.settings import AUDIT_SECRET_ENV
+from pipelines.cli.audit_command import audit
+from pipelines.config.settings import AUDIT_SECRET_ENV
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
 

@@ -6,7 +6,7 @@ import stat
 from pathlib import Path
 
 from pipelines.audit.key_fingerprint import key_fingerprint, last4, load_secret
-from pipelines.settings import AUDIT_SECRET_ENV, Settings
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 
 KEY = "sk_live_4f9c2a7e1b3d5f6a8c0e2b4d6f8a1c3e"
 

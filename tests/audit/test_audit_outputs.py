@@ -13,7 +13,7 @@ import pytest
 from pipelines.audit.baseline import apply_baseline
 from pipelines.audit.report import exit_code, severity_counts, to_json
 from pipelines.audit.sarif import to_sarif
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 from pipelines.warehouse.writer import Warehouse
 from tests.audit.audit_factories import (
     CAMPAIGNS_ONLY,

@@ -10,7 +10,7 @@ from pipelines.audit import rules
 from pipelines.audit.classify import assess
 from pipelines.audit.report import KeyResult, ScanHit, ScanStats
 from pipelines.audit.scan import ALLOW_MARKER, MIN_SCAN_KEY_CHARS, scan
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 from tests.audit.audit_factories import CAMPAIGNS_ONLY, REVOKED, entry, outcomes
 
 KEY = "sk_live_4f9c+2a7e/1b3d=5f6a8c0e2b4d6f8a1c3e"

@@ -14,7 +14,7 @@ from dashboards.site import build_site
 from pipelines.audit.classify import assess
 from pipelines.audit.report import ScanStats
 from pipelines.audit.rules import served_to_browser
-from pipelines.audit.severity import Severity
+from pipelines.warehouse.severity import Severity
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_cli_helpers import assert_no_key, run_cli, write
 from tests.audit.audit_factories import (

@@ -10,8 +10,8 @@ import pytest
 from dagster import DagsterInstance
 
 from pipelines.cli.runner import run_job
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.definitions import build_definitions
-from pipelines.settings import AUDIT_SECRET_ENV, Settings
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import key_block, write_inventory
 from tests.pipeline.helpers import cli, cli_in_process

@@ -89,7 +89,7 @@ def test_accounts_with_one_account_uses_the_environment(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("pipelines.accounts_file") is None,
+    importlib.util.find_spec("pipelines.config.accounts_file") is None,
     reason="creditlens has no accounts file yet",
 )
 def test_accounts_file_syncs_every_account_in_one_process(tmp_path: Path) -> None:

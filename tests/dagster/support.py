@@ -1,7 +1,8 @@
 """Running creditlens's definitions against a real Dagster instance in a temporary DAGSTER_HOME.
 
-The instance is the one the CLI builds (pipelines/cli/instance.py), configured by the project's
-own pipelines/dagster.yaml, so these tests see what `dagster dev` over the same folder shows.
+The instance is the one the CLI builds (pipelines/dagster_home/instance.py), configured by the
+project's own pipelines/dagster_home/dagster.yaml, so these tests see what `dagster dev` over the
+same folder shows.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pytest
 from dagster import AssetKey, DagsterEventType, DagsterInstance, EventLogEntry, EventLogRecord
 
 from pipelines.cli.runner import RunOutcome, instance, run_job
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
-from pipelines.settings import Settings
 from tests.conftest import Simulated
 
 Start = Callable[..., Simulated]

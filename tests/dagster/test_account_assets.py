@@ -21,10 +21,10 @@ from dagster import AssetCheckKey, AssetKey, DagsterInstance, SkipReason, build_
 from dagster._core.loader import LoadingContextForTest
 
 from pipelines.cli.sync_command import run_sync
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
 from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
 from pipelines.reports.schedules import daily_refresh
-from pipelines.settings import Settings
 from tests.conftest import Simulated
 from tests.dagster.support import cli_instance, home
 

@@ -15,10 +15,10 @@ import pytest
 from dagster import AssetKey
 
 from pipelines.cli.runner import run_job
-from pipelines.dagster_metadata import COLUMN_SCHEMA, ROW_COUNT, TABLE_NAME, TABLES
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.metadata import COLUMN_SCHEMA, ROW_COUNT, TABLE_NAME, TABLES
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import Settings
 from tests.dagster.support import Env, Start, cli_instance, home, sync_days
 from tests.pipeline.helpers import table
 

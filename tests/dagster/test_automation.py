@@ -148,8 +148,8 @@ name = "globex"
 def test_with_an_accounts_file_a_ledger_sync_requests_every_accounts_reconciliation(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Each account's reconciliation is its own assets (pipelines/account_checks.py): the
-    automation requests all of them and the reports after a ledger sync, and the daily refresh
+    """Each account's reconciliation is its own assets (pipelines/orchestration/account_checks.py):
+    the automation requests all of them and the reports after a ledger sync, and the daily refresh
     selects them all."""
     s = simulated("small")
     config = tmp_path / "agency.toml"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, DagsterInstance, EventLogEntry
 
-from pipelines.automation import CLI_RUN_TAG
 from pipelines.cli.recorded import COMMAND_TAG, record_materialization
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import AUDIT_SECRET_ENV, Settings
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
+from pipelines.orchestration.automation import CLI_RUN_TAG
 from tests.audit.audit_helpers import key_block, write_inventory
 from tests.dagster.support import Env, Start, cli_instance, home
 from tests.pipeline.helpers import cli_in_process

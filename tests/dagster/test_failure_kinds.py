@@ -19,7 +19,7 @@ from pipelines.api.errors import (
 )
 from pipelines.cli.runner import RunFailed, run_job
 from pipelines.definitions import build_definitions
-from pipelines.failures import failing_clearly
+from pipelines.orchestration.failures import failing_clearly
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.lock import WarehouseBusy, file_lock, holding_for
 from tests.dagster.support import Env, Start, cli_instance, home, run_log

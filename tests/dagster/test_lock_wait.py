@@ -14,7 +14,7 @@ import time
 
 from dagster import DagsterInstance, RunsFilter
 
-from pipelines.dagster_home import HOME_NAME
+from pipelines.dagster_home.home import HOME_NAME
 from pipelines.warehouse.lock import file_lock, holding_for
 from tests.dagster.support import Env, Start, run_log
 

@@ -18,10 +18,10 @@ import pytest
 from dagster import AssetCheckKey, AssetKey, DagsterInstance, DagsterRunStatus
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from pipelines.automation import CLI_RUN_TAG
-from pipelines.cli.instance import HOST_TAG, PID_TAG, cli_tags, fail_orphaned_runs
-from pipelines.dagster_home import DAGSTER_YAML, HOME_NAME
+from pipelines.dagster_home.home import DAGSTER_YAML, HOME_NAME
+from pipelines.dagster_home.instance import HOST_TAG, PID_TAG, cli_tags, fail_orphaned_runs
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.snapshots.registry import TABLES
 from tests.dagster.support import Env, Start, cli_instance, home

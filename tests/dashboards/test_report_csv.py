@@ -23,7 +23,7 @@ import pytest
 from dashboards.csv_files import Name, cell_text, csv_text, spreadsheet_text
 from dashboards.display_text import NAME_LIMIT, display_text
 from pipelines.cli.report_command import run_report
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from tests.conftest import Simulated
 from tests.dashboards.spreadsheets import (
     SheetCell,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dashboards import build_site, paths
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated, serving, synced_once
 from tests.dashboards.cdp import Chromium

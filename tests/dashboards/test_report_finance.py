@@ -22,7 +22,7 @@ from dashboards.model import STATEMENT_LINES
 from pipelines.cli.errors import UsageError
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated, serving, synced_once
 from tests.dashboards.conftest import site_files

@@ -20,7 +20,7 @@ from dashboards.money import money_text
 from pipelines.cli.breaks_command import acknowledge, findings
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import Scenario
 from simulator.truth import HiddenMovement
 from tests.conftest import Simulated

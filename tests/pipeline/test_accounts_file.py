@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG, FIELDS
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import API_KEY_ENV
-from pipelines.settings import Settings
+from pipelines.api.options import API_KEY_ENV
+from pipelines.config.accounts_file import CONFIG_ENV, DEFAULT_CONFIG, FIELDS
+from pipelines.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk_live_9f3c2a7e1b5d4c8a0e6f"

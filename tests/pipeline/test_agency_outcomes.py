@@ -23,8 +23,8 @@ import pytest
 
 from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.config.settings import Settings
 from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
-from pipelines.settings import Settings
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
 from pipelines.warehouse.writer import Warehouse
 from simulator import Scenario

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from tests.conftest import Simulated
 from transforms.entry_type import category_of
 

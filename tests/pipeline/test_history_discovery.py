@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 
 from pipelines.cli.sync_command import run_sync, summary_lines
-from pipelines.ledger.history import WINDOW_DAYS, Decision
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
+from pipelines.ledger.history_search import WINDOW_DAYS, Decision
 from tests.conftest import Simulated
 from tests.pipeline.helpers import landed, table, truth
 

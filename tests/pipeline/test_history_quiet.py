@@ -13,9 +13,9 @@ from itertools import pairwise
 import pytest
 
 from pipelines.cli.sync_command import run_sync, summary_lines
-from pipelines.ledger.history import WINDOW_DAYS, Decision, History
+from pipelines.config.settings import Settings
 from pipelines.ledger.history_asset import record_history
-from pipelines.settings import Settings
+from pipelines.ledger.history_search import WINDOW_DAYS, Decision, History
 from tests.conftest import Simulated
 from tests.pipeline.helpers import landed, table, truth
 

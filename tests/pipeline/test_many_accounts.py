@@ -17,7 +17,7 @@ import pytest
 
 from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import NetworkSpec
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process, landed, truth

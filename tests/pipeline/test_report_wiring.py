@@ -9,9 +9,9 @@ from dagster import DagsterInstance, build_schedule_context
 
 from pipelines.cli.runner import run_job
 from pipelines.cli.sync_command import run_sync
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
 from pipelines.reports.schedules import monthly_finance_statement
-from pipelines.settings import Settings
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process
 

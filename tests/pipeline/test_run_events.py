@@ -24,8 +24,8 @@ from pipelines.cli.runner import (
     instance,
     run_job,
 )
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
-from pipelines.settings import Settings
 from tests.conftest import Simulated
 
 Start = Callable[..., Simulated]

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.api.environment import env_vars
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import API_KEY_ENV, env_vars
+from pipelines.api.options import API_KEY_ENV
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.definitions import build_definitions
-from pipelines.settings import AUDIT_SECRET_ENV, AccountSettings, Settings
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
 ROOT = Path(__file__).resolve().parents[2]

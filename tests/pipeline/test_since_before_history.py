@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 
 from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
 from pipelines.ledger.partitions import ledger_start_day
-from pipelines.settings import Settings
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli_in_process, landed, table, truth
 

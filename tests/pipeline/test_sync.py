@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import Scenario
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, landed, table, truth

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.account_work import AccountFailure
-from pipelines.sync_outcomes import outcome_rows
+from pipelines.orchestration.account_work import AccountFailure
+from pipelines.orchestration.sync_outcomes import outcome_rows
 from pipelines.warehouse.outcomes import account_statuses, outcomes_of_sync
 from pipelines.warehouse.writer import Warehouse
 

@@ -20,7 +20,7 @@ import pytest
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.errors import Unauthorized
-from pipelines.api.settings import ApiSettings
+from pipelines.api.options import ApiSettings
 from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.warehouse.writer import Warehouse
 from simulator import Fault, Scenario

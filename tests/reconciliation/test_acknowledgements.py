@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process, table

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process, table

@@ -22,9 +22,9 @@ import polars as pl
 from pipelines.api.ledger_page import parse_ledger_page
 from pipelines.api.ledger_reader import PageRead
 from pipelines.api.windows import split_windows
+from pipelines.config.account import AccountSettings
 from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult, reconcile_account
-from pipelines.settings import AccountSettings
 from pipelines.snapshots.fetch import build_rows
 from pipelines.snapshots.registry import SNAPSHOTS
 from pipelines.snapshots.rows import SnapshotRows

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import Simulator
 from tests.conftest import Simulated
 from tests.pipeline.helpers import truth

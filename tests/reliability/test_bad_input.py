@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pipelines.api.errors import ApiError
 from pipelines.cli.runner import RunFailed
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from tests.conftest import Simulated
 from tests.pipeline.helpers import table
 

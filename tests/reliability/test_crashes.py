@@ -1,8 +1,8 @@
 """A sync killed anywhere (SIGKILL: no cleanup, as a power cut) loses nothing once rerun, and the
 analyst copy is a complete database after every kill.
 
-Two kinds of kill: at the named failpoints of pipelines/failpoints.py, on a first sync with no
-warehouse yet; and at random moments of a sync of a larger ledger, chosen by seeded timers.
+Two kinds of kill: at the named failpoints of pipelines/runtime/failpoints.py, on a first sync with
+no warehouse yet; and at random moments of a sync of a larger ledger, chosen by seeded timers.
 Every sync here covers the whole ledger and lands it in one transaction, so any state a kill
 leaves must hold either none of the ledger or all of it, exactly.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import Scenario, Simulator, serve
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process, landed, truth

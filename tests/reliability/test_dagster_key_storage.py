@@ -21,13 +21,14 @@ import pytest
 from dagster import DagsterInstance, Failure
 from pydantic import ValidationError
 
+from pipelines.api.environment import is_env_name
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import is_env_name
 from pipelines.cli.runner import run_job
 from pipelines.cli.sync_command import run_sync
+from pipelines.config.account import AccountSettings
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.definitions import build_definitions
-from pipelines.resources.settings import SettingsResource
-from pipelines.settings import AUDIT_SECRET_ENV, AccountSettings, Settings
+from pipelines.resources.settings_resource import SettingsResource
 from simulator import Scenario
 from tests.audit.audit_helpers import key_block, write_inventory
 from tests.conftest import Simulated

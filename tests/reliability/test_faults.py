@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import FAULT_KINDS
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, landed, truth

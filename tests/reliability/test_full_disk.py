@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.disk import size_text
 from pipelines.warehouse.writer import Warehouse

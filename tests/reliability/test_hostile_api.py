@@ -38,7 +38,7 @@ from pipelines.api.errors import (
 )
 from pipelines.api.ledger_page import parse_ledger_page
 from pipelines.api.ledger_reader import LedgerReader, PageRead, WindowDone, WindowRestart
-from pipelines.api.settings import ApiSettings
+from pipelines.api.options import ApiSettings
 from pipelines.api.wire import validate_columns
 from pipelines.snapshots.rows import consumption_rows
 from tests.pipeline.helpers import cli_in_process, table

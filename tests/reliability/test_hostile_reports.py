@@ -20,7 +20,7 @@ import pytest
 from dashboards import SiteResult, build_site
 from dashboards.display_text import NAME_LIMIT
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from tests.reliability.hostile import CAMPAIGN, HostileServer, Reply, entry
 
 LONG_CAMPAIGN = "c" * 100_000

@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from pipelines.api.client import PlatformClient
+from pipelines.api.options import ApiSettings
 from pipelines.api.retry import parse_retry_after
-from pipelines.api.settings import ApiSettings
 from tests.pipeline.helpers import cli_in_process
 from tests.reliability.hostile import TRANSACTIONS, HostileServer, Reply, Request, problem
 from tests.reliability.support import assert_one_clear_error_line

@@ -20,7 +20,7 @@ import pytest
 from pydantic import SecretStr
 
 from pipelines.api.client import PlatformClient
-from pipelines.api.settings import ApiSettings
+from pipelines.api.options import ApiSettings
 from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.reconciliation.run import ReconcileOptions, reconcile_account
 from pipelines.warehouse.connection import WarehouseError, migrate

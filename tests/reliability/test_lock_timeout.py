@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.resources.warehouse import WarehouseResource
-from pipelines.settings import AUDIT_SECRET_ENV, Settings
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
 from tests.conftest import Simulated, creditlens_variables, serving, synced_once
 from tests.reliability.support import assert_one_clear_error_line
@@ -118,7 +118,7 @@ def test_every_command_gives_up_at_the_setting_naming_the_holder(
 # setting says. Found by walking the production packages, so a new reader cannot slip one in;
 # the one home of the setting (its declaration, with its documented default) is not a waiter.
 WAIT_PARAMETERS = ("lock_timeout_s",)
-THE_SETTING = {"pipelines.settings.Settings"}
+THE_SETTING = {"pipelines.config.settings.Settings"}
 
 
 def _waiters() -> list[tuple[str, str]]:

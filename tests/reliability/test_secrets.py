@@ -19,7 +19,7 @@ import pytest
 from pipelines.api.errors import ApiError
 from pipelines.cli.runner import RunFailed
 from pipelines.cli.sync_command import run_sync
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from simulator import FAULT_KINDS, Scenario, ServerHandle, Simulator, serve
 from tests.reliability.secrets_search import files_under, search
 from tests.reliability.support import FAST_RETRIES, FAULT_DELAY_S, creditlens

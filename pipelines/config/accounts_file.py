@@ -23,22 +23,21 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
-from pipelines.alerts.rules import ALERT_TABLES, read_alerting
-from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import (
-    KEY_LIKE_PART,
-    LONGEST_PART,
-    ApiOptions,
-    _field_at,
-    _value_hidden,
+from pipelines.api.environment import (
+    describe_validation_error,
     env_var,
+    is_key_like,
     values_from_env,
 )
-from pipelines.settings import AccountSettings, Settings
+from pipelines.api.errors import ConfigurationError
+from pipelines.api.options import ApiOptions
+from pipelines.config.account import AccountSettings
+from pipelines.config.alert_rules import ALERT_TABLES, read_alerting
 
 CONFIG_ENV = "CREDITLENS_CONFIG"
 DEFAULT_CONFIG = "creditlens.toml"
@@ -49,12 +48,11 @@ ACCOUNTS = "accounts"
 ACCOUNT_FIELDS = frozenset(AccountSettings.model_fields) - {"api"}
 API_FIELDS = frozenset(ApiOptions.model_fields)
 FIELDS = ACCOUNT_FIELDS | API_FIELDS
-# The installation's settings, refused in the file with the variable that sets them instead.
-INSTALLATION = {
-    name: env_var(field)
-    for name, field in Settings.model_fields.items()
-    if name not in (ACCOUNTS, "config_file")
-}
+# The installation's settings (name -> the variable setting it) are refused in the file with that
+# variable instead: the installation's model gives them (``Settings.from_env``), as this module
+# sits below it.
+Installation = Mapping[str, str | None]
+S = TypeVar("S", bound=BaseModel)
 # A per-account variable typed as a field's name is pointed at the field.
 BY_VARIABLE = {
     var: name
@@ -82,7 +80,9 @@ def find_config(env: Mapping[str, str], cwd: Path) -> Path | None:
     return path
 
 
-def with_accounts_file(settings: Settings, env: Mapping[str, str], cwd: Path) -> Settings:
+def with_accounts_file(
+    settings: S, env: Mapping[str, str], cwd: Path, installation: Installation
+) -> S:
     """``settings`` (read from ``env``) with the accounts of the file in force, if any; the
     environment, already validated, only fills in what the file leaves out."""
     path = find_config(env, cwd)
@@ -94,13 +94,13 @@ def with_accounts_file(settings: Settings, env: Mapping[str, str], cwd: Path) ->
         # Rules for the environment's one account: its check names stay plain (docs/alerts.md).
         read_alerting(document, label, [a.name for a in settings.accounts])
         return settings
-    accounts = read_accounts(path, env, cwd)
+    accounts = read_accounts(path, env, installation, cwd)
     read_alerting(document, label, [a.name for a in accounts])
     return settings.model_copy(update={ACCOUNTS: accounts, "config_file": path})
 
 
 def read_accounts(
-    path: Path, env: Mapping[str, str], cwd: Path | None = None
+    path: Path, env: Mapping[str, str], installation: Installation, cwd: Path | None = None
 ) -> tuple[AccountSettings, ...]:
     """The accounts listed in ``path``, each over ``[defaults]`` over the per-account variables
     of ``env``; ``cwd`` only shortens the file's name in messages."""
@@ -108,7 +108,7 @@ def read_accounts(
     document = _document(path, label)
     for key in document:
         if key not in (DEFAULTS, ACCOUNTS, *ALERT_TABLES):
-            raise _fail(label, _top_level_problem(key))
+            raise _fail(label, _top_level_problem(key, installation))
     defaults = document.get(DEFAULTS, {})
     if not isinstance(defaults, dict):
         raise _fail(label, DEFAULTS, f"must be a table, written [{DEFAULTS}]")
@@ -117,7 +117,7 @@ def read_accounts(
     inherited = values_from_env(AccountSettings, env)
     inherited.pop("name", None)  # each account names itself, in the file
     where = f"[{DEFAULTS}]"
-    _check_fields(defaults, label, where, in_defaults=True)
+    _check_fields(defaults, label, where, installation, in_defaults=True)
     inherited = _merged(inherited, defaults)
     _validated(inherited, label, where)
 
@@ -140,7 +140,7 @@ def read_accounts(
                 "name: looks like a key: refused, value not shown; name the company instead",
             )
         where = f"account {json.dumps(name, ensure_ascii=False)}"
-        _check_fields(table, label, where, in_defaults=False)
+        _check_fields(table, label, where, installation, in_defaults=False)
         if name in seen:
             raise _fail(
                 label,
@@ -205,13 +205,9 @@ def _account_tables(value: Any, label: str) -> list[dict[str, Any]]:
 
 
 def _looks_like_key(name: str) -> bool:
-    """Whether a field's name is itself key material (``ENV_NAME_PATTERN``'s rule): such a name
-    is never repeated, in case the key was pasted where a field's name goes."""
-    for part in _WORD_BREAK.split(name):
-        mixed = any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
-        if len(part) > LONGEST_PART or (mixed and len(part) >= KEY_LIKE_PART):
-            return True
-    return False
+    """Whether a field's name is itself key material (``is_key_like``, the rule of a variable's
+    name): such a name is never repeated, in case the key was pasted where a field's name goes."""
+    return any(is_key_like(part) for part in _WORD_BREAK.split(name))
 
 
 def _names_a_secret(name: str) -> bool:
@@ -226,11 +222,11 @@ def _secret_refusal(name: str) -> str:
     )
 
 
-def _top_level_problem(key: str) -> str:
+def _top_level_problem(key: str, installation: Installation) -> str:
     if _looks_like_key(key):
         return "a top-level name that looks like a key: refused, name not shown"
-    if key in INSTALLATION:
-        return _installation_refusal(key)
+    if key in installation:
+        return _installation_refusal(key, installation)
     if key in FIELDS:
         return (
             f"{key}: an account's field: put it in [{DEFAULTS}] (every account) or in an "
@@ -241,8 +237,8 @@ def _top_level_problem(key: str) -> str:
     return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS, *ALERT_TABLES], 'table')}"
 
 
-def _installation_refusal(key: str) -> str:
-    var = INSTALLATION[key]
+def _installation_refusal(key: str, installation: Installation) -> str:
+    var = installation[key]
     where = f"set {var} in the environment" if var else "it stays in the environment"
     return f"{key}: an installation setting, not an account's: {where}"
 
@@ -254,7 +250,9 @@ def _unknown(key: str, known: list[str], what: str) -> str:
     return f"unknown {what}" + (f', did you mean "{guess}"?' if guess else "")
 
 
-def _check_fields(table: dict[str, Any], label: str, where: str, *, in_defaults: bool) -> None:
+def _check_fields(
+    table: dict[str, Any], label: str, where: str, installation: Installation, *, in_defaults: bool
+) -> None:
     """Refuses a name that is not a field before validation, so the line can say what was meant
     (an installation setting, a key, a typo) instead of pydantic's "extra inputs"."""
     for key, value in table.items():
@@ -270,8 +268,8 @@ def _check_fields(table: dict[str, Any], label: str, where: str, *, in_defaults:
             problem = "a field whose name looks like a key: refused, name not shown"
         elif key == "api":
             problem = "api: write its fields flat in the table (e.g. page_size = 50)"
-        elif key in INSTALLATION:
-            problem = _installation_refusal(key)
+        elif key in installation:
+            problem = _installation_refusal(key, installation)
         elif _names_a_secret(key):
             problem = _secret_refusal(key)
         else:
@@ -299,18 +297,11 @@ def _validated(values: dict[str, Any], label: str, where: str) -> AccountSetting
 
 def _describe(exc: ValidationError) -> str:
     """``describe_validation_error`` with the file's names: the field as written in a table
-    (``page_size``, not ``api.page_size``), the value only when plain and never hidden."""
-    parts = []
-    for error in exc.errors():
-        loc = tuple(error.get("loc", ()))
-        names = [part for part in loc if isinstance(part, str)]
-        name = names[1] if names[:1] == ["api"] and len(names) > 1 else ".".join(names)
-        text = f"{name or 'account'}: {error.get('msg', 'invalid').removeprefix('Value error, ')}"
-        field = _field_at(AccountSettings, loc)
-        value = error.get("input")
-        plain = isinstance(value, str | int | float) and not isinstance(value, bool)
-        shown = error.get("type") not in ("missing", "extra_forbidden")
-        if field is not None and plain and shown and not _value_hidden(field):
-            text += f", got {value!r}"
-        parts.append(" ".join(text.split()))
-    return "; ".join(parts)
+    (``page_size``, not ``api.page_size``); the value shown by the same rule."""
+    return describe_validation_error(exc, AccountSettings, _name_in_table)
+
+
+def _name_in_table(loc: tuple[Any, ...], field: FieldInfo | None) -> str:
+    names = [part for part in loc if isinstance(part, str)]
+    name = names[1] if names[:1] == ["api"] and len(names) > 1 else ".".join(names)
+    return name or "account"

@@ -22,9 +22,9 @@ from dagster._config.config_type import ConfigScalar, ConfigScalarKind
 from pydantic import Field, ValidationError
 from pydantic_core import core_schema
 
+from pipelines.api.environment import describe_validation_error
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import describe_validation_error
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 
 class SettingsJsonType(ConfigScalar):

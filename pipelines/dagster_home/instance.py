@@ -1,6 +1,6 @@
 """The Dagster instance a CLI command records its runs in, shared with `dagster dev`.
 
-Which folder: ``pipelines/dagster_home.py``. The warehouse's pool is given its limit there at
+Which folder: ``pipelines/dagster_home/home.py``. The warehouse's pool is given its limit there at
 once (from dagster.yaml's default), so the UI lists it and its first queued run already waits
 on it (Dagster otherwise creates a pool's limit the first time a queued run names it). Every
 CLI run is tagged with the process that ran
@@ -15,18 +15,18 @@ from __future__ import annotations
 import os
 import socket
 
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import DagsterInstance, RunsFilter
 
-from pipelines.automation import CLI_RUN_TAG
-from pipelines.cli.instance_storage import creditlens_instance
-from pipelines.dagster_home import home_for, prepare
-from pipelines.processes import process_alive
+from pipelines.config.settings import Settings
+from pipelines.dagster_home.home import home_for, prepare
+from pipelines.dagster_home.storage import creditlens_instance
+from pipelines.orchestration.automation import CLI_RUN_TAG
+from pipelines.orchestration.run_status import IN_A_PROCESS
 from pipelines.resources.warehouse import WAREHOUSE_POOL
-from pipelines.settings import Settings
+from pipelines.runtime.processes import process_alive
 
 PID_TAG = "creditlens/pid"
 HOST_TAG = "creditlens/host"
-UNFINISHED = [DagsterRunStatus.STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.NOT_STARTED]
 
 
 def instance(settings: Settings | None = None) -> DagsterInstance:
@@ -61,7 +61,7 @@ def fail_orphaned_runs(dagster_instance: DagsterInstance) -> list[str]:
     """Marks failed the unfinished CLI runs of this host whose process is gone; their ids."""
     host = socket.gethostname()
     runs = dagster_instance.get_runs(
-        RunsFilter(statuses=UNFINISHED, tags={CLI_RUN_TAG: "true", HOST_TAG: host})
+        RunsFilter(statuses=list(IN_A_PROCESS), tags={CLI_RUN_TAG: "true", HOST_TAG: host})
     )
     failed = []
     for run in runs:

@@ -2,85 +2,43 @@
 benchmarks are all built.
 
 ``Settings`` holds the installation (where the warehouse and reports are, how to reconcile,
-what the audit reads) and its accounts; an ``AccountSettings`` holds one company's API: where
-it is, how to read it, and the NAME of the variable holding its key, never the key itself, so
-the whole model can be serialized anywhere. The audit's fingerprint secret is held the same way.
-Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
+what the audit reads) and its accounts; an ``AccountSettings`` (account.py) holds one company's
+API: where it is, how to read it, and the NAME of the variable holding its key, never the key
+itself, so the whole model can be serialized anywhere. The audit's fingerprint secret is held the
+same way. Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
 default of the field naming it); README's configuration reference lists them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
 
+from pipelines.api.environment import HIDE_VALUE, env_field, env_var, read_env, to_env
 from pipelines.api.errors import ConfigurationError
-from pipelines.api.settings import (
-    API_KEY_ENV,
-    BASE_URL_ENV,
-    HIDE_VALUE,
-    ApiOptions,
-    ApiSettings,
-    env_field,
-    env_name,
-    http_url,
-    is_env_name,
-    not_an_env_name,
-    read_env,
-    to_env,
+from pipelines.config.account import AccountSettings
+from pipelines.config.accounts_file import with_accounts_file
+from pipelines.config.values import (
+    Day,
+    PositiveNumber,
+    WholeNumber,
+    env_secret,
+    names_a_variable,
+    non_negative_number,
+    whole_number,
 )
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
-SignConvention = Literal["signed", "unsigned", "infer"]
 STAGING_DIR_NAME = ".creditlens-staging"
 AUDIT_SECRET_ENV = "CREDITLENS_AUDIT_SECRET"
-
-
-def _whole_number(hint: str = "") -> BeforeValidator:
-    def check(value: Any) -> Any:
-        if isinstance(value, str) and not value.strip().isdigit():
-            raise ValueError(f"must be a whole number{hint}")
-        return value
-
-    return BeforeValidator(check)
-
-
-DAY_RULE = "must be a date like 2025-01-31"
-
-
-def _iso_day(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            raise ValueError(DAY_RULE) from None
-    return value
-
-
-def _non_negative_number(value: Any) -> Any:
-    try:
-        number = Decimal(str(value).strip())
-    except InvalidOperation:
-        number = Decimal(-1)
-    if not number.is_finite() or number < 0:
-        raise ValueError("must be a number >= 0")
-    return number
-
-
-def _positive_number(value: Any) -> Any:
-    number = _non_negative_number(value)
-    if number == 0:
-        raise ValueError("must be a number > 0")
-    return float(number)
+DagsterInstanceKind = Literal["persistent", "ephemeral"]
 
 
 # Dagster's own rule for an asset owner: an email address, or a team name after "team:".
@@ -104,98 +62,11 @@ def _paths(value: Any) -> Any:
     return value
 
 
-def env_secret(var: str, env: Mapping[str, str] | None = None) -> SecretStr | None:
-    """The secret held by ``var``, read at the moment it is needed (None when unset or blank):
-    secrets are never fields, so nothing that serializes the settings can carry one.
-
-    ``var`` is checked again here, for settings built without validation: a caller saying
-    "``var`` is not set" must never be printing a key that was pasted in place of its name."""
-    if not is_env_name(var):
-        raise ConfigurationError(
-            not_an_env_name(API_KEY_ENV, "a secret", subject="the name given for a secret")
-        )
-    text = (os.environ if env is None else env).get(var, "").strip()
-    return SecretStr(text) if text else None
-
-
-def _names_a_variable(example: str, holds: str) -> BeforeValidator:
-    """Refuses anything but a variable's name (``pipelines.api.settings.is_env_name``) with one
-    line that never holds the value: what was typed there may well be the secret itself."""
-
-    def check(value: Any) -> Any:
-        if not is_env_name(value):
-            raise ValueError(not_an_env_name(example, holds))
-        return value
-
-    return BeforeValidator(check)
-
-
-Day = Annotated[date, BeforeValidator(_iso_day)]
-WholeNumber = Annotated[int, _whole_number(), Field(ge=0)]
-PositiveNumber = Annotated[float, BeforeValidator(_positive_number)]
-DagsterInstanceKind = Literal["persistent", "ephemeral"]
-# The name of a variable holding a secret, stored instead of the secret: upper case by
-# convention (``ENV_NAME_PATTERN``), so that a key pasted in its place is refused, never stored.
-KeyVariable = Annotated[
-    str,
-    _names_a_variable(API_KEY_ENV, "a key"),
-    Field(json_schema_extra={HIDE_VALUE: True}),
-]
 AuditSecretVariable = Annotated[
     str,
-    _names_a_variable(AUDIT_SECRET_ENV, "a secret"),
+    names_a_variable(AUDIT_SECRET_ENV, "a secret"),
     Field(json_schema_extra={HIDE_VALUE: True}),
 ]
-
-
-class AccountSettings(BaseModel):
-    """One company's API, read with its own key."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    name: str = env_field("CREDITLENS_ACCOUNT", "default", min_length=1)
-    base_url: str | None = env_field(BASE_URL_ENV, None, hide_value=True)
-    api_key_env: KeyVariable = API_KEY_ENV
-    api: ApiOptions = Field(default_factory=ApiOptions)
-    sign_convention: SignConvention = env_field("CREDITLENS_SIGN_CONVENTION", "signed")
-    summary_balance_field: str = env_field("CREDITLENS_SUMMARY_BALANCE_FIELD", "balance")
-    snapshot_fields: dict[str, str] = env_field("CREDITLENS_SNAPSHOT_FIELDS", default_factory=dict)
-    # How far back, in days before today, history discovery may probe for the first entry; a
-    # bound, so a key that reads nothing cannot probe forever. 0: no discovery.
-    history_limit: WholeNumber = env_field("CREDITLENS_HISTORY_LIMIT", 3660)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        return None if value is None else http_url(value)
-
-    @field_validator("snapshot_fields", mode="before")
-    @classmethod
-    def _json_object(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                value = None
-        if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-        ):
-            raise ValueError(
-                'must be a JSON object of strings, e.g. {"consumption.balance": "currentBalance"}'
-            )
-        return value
-
-    def api_settings(self, env: Mapping[str, str] | None = None) -> ApiSettings:
-        """The client's settings, the key read now from its variable: it lives only in the
-        process that calls the API, never in anything serialized."""
-        if self.base_url is None:
-            raise ConfigurationError(
-                f"{env_name(AccountSettings, 'base_url')} is not set: the platform API's base URL"
-            )
-        key = env_secret(self.api_key_env, env)
-        if key is None:
-            raise ConfigurationError(f"{self.api_key_env} is not set: the company's API key")
-        return self.api.connect(self.base_url, key.get_secret_value())
 
 
 class Settings(BaseModel):
@@ -210,12 +81,12 @@ class Settings(BaseModel):
     # None: the ledger starts where history discovery found the company's first entry.
     ledger_start: Day | None = env_field("CREDITLENS_LEDGER_START", None)
     lookback_days: WholeNumber = env_field("CREDITLENS_LOOKBACK_DAYS", 7)
-    tolerance: Annotated[Decimal, BeforeValidator(_non_negative_number)] = env_field(
+    tolerance: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
         "CREDITLENS_TOLERANCE", Decimal(0)
     )
     # None: the reconciliation's own default; 0: the whole ledger at once.
     reconcile_slice_entries: (
-        Annotated[int, _whole_number(" (0: the whole ledger at once)"), Field(ge=0)] | None
+        Annotated[int, whole_number(" (0: the whole ledger at once)"), Field(ge=0)] | None
     ) = env_field("CREDITLENS_RECONCILE_SLICE_ENTRIES", None)
     debit_type_pattern: str = env_field(
         "CREDITLENS_DEBIT_TYPE_PATTERN", DEFAULT_DEBIT_TYPE_PATTERN, min_length=1
@@ -241,13 +112,13 @@ class Settings(BaseModel):
     )
     # Where CLI runs are recorded, so `dagster dev` over the same warehouse shows them. None: a
     # folder beside the warehouse (DAGSTER_HOME, when set, wins). An ephemeral instance keeps
-    # them nowhere, a little faster, for throwaway runs (pipelines/dagster_home.py).
+    # them nowhere, a little faster, for throwaway runs (pipelines/dagster_home/home.py).
     dagster_home: Path | None = env_field("CREDITLENS_DAGSTER_HOME", None)
     dagster_instance: DagsterInstanceKind = env_field("CREDITLENS_DAGSTER_INSTANCE", "persistent")
     # Accounts synced at once by one `creditlens sync` (and one Dagster step): each is mostly
     # waiting on its own key's rate limit and round trips, so threads, not processes, and more
     # than the cores; bounded, so a file of 500 accounts does not open 500 syncs at once.
-    account_concurrency: Annotated[int, _whole_number(), Field(ge=1, le=256)] = env_field(
+    account_concurrency: Annotated[int, whole_number(), Field(ge=1, le=256)] = env_field(
         "CREDITLENS_ACCOUNT_CONCURRENCY", 8
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
@@ -272,12 +143,14 @@ class Settings(BaseModel):
         """Every field from its variable, the accounts from the accounts file when there is one
         (looked for in ``cwd``, default the working directory); a bad value is one
         ConfigurationError naming it."""
-        # Imported here: the accounts file's loader builds this module's models.
-        from pipelines.accounts_file import with_accounts_file
-
         env = os.environ if env is None else env
         settings: Settings = read_env(cls, env)
-        return with_accounts_file(settings, env, Path.cwd() if cwd is None else cwd)
+        installation = {
+            name: env_var(field)
+            for name, field in cls.model_fields.items()
+            if name not in ("accounts", "config_file")
+        }
+        return with_accounts_file(settings, env, Path.cwd() if cwd is None else cwd, installation)
 
     def to_env(self) -> dict[str, str]:
         """The variables a shell would set for these settings (keys excepted: set each
@@ -333,11 +206,3 @@ class Settings(BaseModel):
         """The warehouse as configured, waiting for its lock CREDITLENS_LOCK_TIMEOUT_S at most:
         the one source of that wait, for every command, asset and reader."""
         return Warehouse(self.warehouse, self.analyst_copy, lock_timeout_s=self.lock_timeout_s)
-
-
-def parse_day(text: str, what: str) -> date:
-    """A day given on the command line (``--since``), read as the settings read theirs."""
-    try:
-        return _iso_day(text)  # type: ignore[no-any-return]
-    except ValueError:
-        raise ConfigurationError(f"{what} {DAY_RULE}, got {text!r}") from None

@@ -1,10 +1,10 @@
 """Each sync's outcome per account and step, recorded in ``sync_outcomes`` as the step ends.
 
-A step that works account by account (pipelines/account_work.py) records every account it was
-given, ok or failed with its line; the CLI records what it does before its runs (settings,
-discovery) and the steps an account skipped because an earlier one failed. The runs of one
-``creditlens sync`` carry its sync id in a tag, so the ledger's ``accounts_synced`` check, in the
-ledger run, sees the accounts that failed before that run and never reached it. A run launched
+A step that works account by account (pipelines/orchestration/account_work.py) records every
+account it was given, ok or failed with its line; the CLI records what it does before its runs
+(settings, discovery) and the steps an account skipped because an earlier one failed. The runs of
+one ``creditlens sync`` carry its sync id in a tag, so the ledger's ``accounts_synced`` check, in
+the ledger run, sees the accounts that failed before that run and never reached it. A run launched
 from the UI or a schedule is its own sync: its run id.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pipelines.account_work import AccountFailure, AccountOutcome
+from pipelines.orchestration.account_work import AccountFailure, AccountOutcome
 from pipelines.warehouse.outcome_tables import STEPS
 from pipelines.warehouse.writer import Warehouse
 

@@ -1,9 +1,10 @@
-"""Settings of the platform client, and the one way settings are read from the environment.
+"""The one way settings are read from the environment, and the one line a bad value makes.
 
-Everything the spec leaves "not shown" that a real deployment could do differently is here,
-with the default creditlens chose (docs/contracts.md). Each field that a variable can change
-names that variable in its declaration (``env_field``), so the environment reader, the error
-messages and ``to_env`` all follow the declaration instead of a list kept beside it.
+Generic over pydantic models: each field a variable sets names it in its declaration
+(``env_field``), so the reader, ``to_env`` and the error messages follow the declaration instead
+of a list kept beside it. The client's options (options.py) and the installation's settings
+(pipelines/config/) are both read through it; it sits beside the client, at the bottom, so the
+client needs nothing above it.
 """
 
 from __future__ import annotations
@@ -13,22 +14,16 @@ import os
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from pipelines.api.errors import ConfigurationError
-
-RangeFormat = Literal["date", "datetime"]
-
-BASE_URL_ENV = "CREDITLENS_BASE_URL"
-API_KEY_ENV = "CREDITLENS_API_KEY"
-
 
 # Fields whose value an error message must not repeat: a user may have pasted a key there (a
 # variable's name in place of the key it names), or a URL may carry credentials.
@@ -48,11 +43,14 @@ def is_env_name(text: object) -> bool:
     checked before a name is stored or printed, so a key pasted in its place is neither."""
     if not isinstance(text, str) or not ENV_NAME_PATTERN.fullmatch(text):
         return False
-    for part in text.split("_"):
-        mixed = any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
-        if len(part) > LONGEST_PART or (mixed and len(part) >= KEY_LIKE_PART):
-            return False
-    return True
+    return not any(is_key_like(part) for part in text.split("_"))
+
+
+def is_key_like(part: str) -> bool:
+    """Whether one part of a name (between separators) looks like generated key material: the
+    one rule for a variable's name here and for a name in the accounts file."""
+    mixed = any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
+    return len(part) > LONGEST_PART or (mixed and len(part) >= KEY_LIKE_PART)
 
 
 def not_an_env_name(example: str, holds: str = "a key", subject: str = "") -> str:
@@ -82,88 +80,6 @@ def env_var(field: FieldInfo) -> str | None:
 def env_name(model: type[BaseModel], name: str) -> str:
     """The variable that sets ``model.name``, for messages about it."""
     return env_var(model.model_fields[name]) or name
-
-
-def http_url(value: str) -> str:
-    value = value.strip().rstrip("/")
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    return value
-
-
-class ApiOptions(BaseModel):
-    """How to read one company's API, every option but where it is and the key.
-
-    Kept apart from the secret so it can travel anywhere (Dagster's run config, logs, worker
-    processes' arguments) without a key riding along.
-    """
-
-    # hide_input_in_errors: a ValidationError printed whole (a traceback) shows no value; the
-    # one-line messages come from describe_validation_error, which decides what may be shown.
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    range_start_param: str = env_field("CREDITLENS_RANGE_START_PARAM", "startDate")
-    range_end_param: str = env_field("CREDITLENS_RANGE_END_PARAM", "endDate")
-    range_format: RangeFormat = env_field("CREDITLENS_RANGE_FORMAT", "date")
-    timeout_s: float = env_field("CREDITLENS_TIMEOUT", 30.0, gt=0)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
-    # The timeout bounds each read, so a server trickling a byte at a time never trips it: these
-    # bound the whole. A request (connect, headers, body) ends by its deadline and is retried like
-    # a timeout; a ledger window, retries and re-reads included, ends by its own, or fails.
-    request_deadline_s: float = env_field("CREDITLENS_REQUEST_DEADLINE_S", 60.0, gt=0)
-    window_deadline_s: float = env_field("CREDITLENS_WINDOW_DEADLINE_S", 3600.0, gt=0)
-    # The largest body held, once decompressed (a page of 100 entries is about 30 KB): a gzip
-    # bomb is refused at this size, and retried like a timeout.
-    max_response_bytes: int = env_field("CREDITLENS_MAX_RESPONSE_BYTES", 32 * 1024 * 1024, ge=1)
-    max_retries: int = env_field("CREDITLENS_MAX_RETRIES", 6, ge=0)
-    backoff_base_s: float = env_field("CREDITLENS_BACKOFF_BASE_S", 0.25, ge=0)
-    backoff_max_s: float = env_field("CREDITLENS_BACKOFF_MAX_S", 30.0, ge=0)
-    page_size: int = Field(default=100, ge=1, le=100)
-    max_window_days: int = Field(default=366, ge=1, le=366)
-    drift_retries: int = env_field("CREDITLENS_DRIFT_RETRIES", 5, ge=0)
-    # Ledger requests of one key in flight when a sync starts; from there the key's limiter
-    # (pipelines/api/pacing.py) moves it by what the API answers, up to max_concurrency.
-    concurrency: int = env_field("CREDITLENS_CONCURRENCY", 4, ge=1, le=32)
-    # 32 in flight is 400 requests a second at an 80 ms round trip: above the per-key rates API
-    # gateways grant (tens a second), and about what one process parses (a page costs 1.2-1.6 ms
-    # of CPU), so more would only queue. A starting level above it starts at it.
-    max_concurrency: int = env_field("CREDITLENS_MAX_CONCURRENCY", 32, ge=1, le=256)
-    # Requests in flight to one API host from this process, all keys together: an agency syncing
-    # 50 accounts at once would otherwise open 50 x max_concurrency connections. 64 lets two keys
-    # run at their maximum and stays far below what one client may hold open at a gateway.
-    host_concurrency: int = env_field("CREDITLENS_HOST_CONCURRENCY", 64, ge=1, le=1024)
-    # Ledger windows read at once, each in its own process (1: all in the sync's process). Two by
-    # default: a second core halves a long backfill, and each worker costs about 150 MB.
-    processes: int = env_field("CREDITLENS_PROCESSES", min(2, os.cpu_count() or 1), ge=1, le=32)
-    # A window goes to a worker only when its first page says it holds at least this many
-    # entries: starting one costs about a second of imports, which a small window does not repay.
-    worker_min_entries: int = env_field("CREDITLENS_WORKER_MIN_ENTRIES", 20_000, ge=0)
-
-    def connect(self, base_url: str, api_key: str) -> ApiSettings:
-        """These options with a place and a key; one ConfigurationError line when one is bad."""
-        try:
-            return ApiSettings(**self.model_dump(), base_url=base_url, api_key=SecretStr(api_key))
-        except ValidationError as exc:
-            raise ConfigurationError(describe_validation_error(exc, ApiSettings)) from None
-
-
-class ApiSettings(ApiOptions):
-    """How to reach and read one company's API. The key is a SecretStr: its repr is masked."""
-
-    base_url: str = env_field(BASE_URL_ENV, hide_value=True)
-    api_key: SecretStr = env_field(API_KEY_ENV)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        return http_url(value)
-
-    @field_validator("api_key")
-    @classmethod
-    def _non_empty_key(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip():
-            raise ValueError("the API key is empty")
-        return value
 
 
 # -- the environment, read and written through the declarations ---------------------------------
@@ -260,7 +176,7 @@ def to_env(settings: BaseModel) -> dict[str, str]:
     return env
 
 
-def _field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
+def field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
     """The field an error's location points at; None when a name in it is not a field (an
     unexpected key, whose value may be anything, a pasted key included)."""
     found: FieldInfo | None = None
@@ -276,30 +192,39 @@ def _field_at(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
     return found
 
 
-def _value_hidden(field: FieldInfo) -> bool:
+def value_hidden(field: FieldInfo) -> bool:
     """A secret, or a field a secret could be pasted into (see ``HIDE_VALUE``)."""
     nested = [field.annotation, *typing.get_args(field.annotation)]
     extra = field.json_schema_extra
     return SecretStr in nested or (isinstance(extra, dict) and bool(extra.get(HIDE_VALUE)))
 
 
-def describe_validation_error(exc: ValidationError, model: type[BaseModel] = ApiSettings) -> str:
-    """One line naming each wrong setting by its variable, with the value given only when it is
-    plain and cannot be a secret: never for a secret, a variable's name (a key may have been
-    pasted there), a URL, an unexpected key, or a "missing" error (whose input is the whole
-    model, which may hold the key)."""
+def variable_or_location(loc: tuple[Any, ...], field: FieldInfo | None) -> str:
+    """How the environment names a wrong setting: its variable, else where it is in the model."""
+    return (env_var(field) if field else None) or ".".join(map(str, loc)) or "settings"
+
+
+def describe_validation_error(
+    exc: ValidationError,
+    model: type[BaseModel],
+    name_of: Callable[[tuple[Any, ...], FieldInfo | None], str] = variable_or_location,
+) -> str:
+    """One line naming each wrong setting (by its variable, or as ``name_of`` says: the accounts
+    file names a field as written in its table), with the value given only when it is plain and
+    cannot be a secret: never for a secret, a variable's name (a key may have been pasted there),
+    a URL, an unexpected key, or a "missing" error (whose input is the whole model, which may
+    hold the key)."""
     parts = []
     for error in exc.errors():
         loc = tuple(error.get("loc", ()))
-        field = _field_at(model, loc)
-        name = (env_var(field) if field else None) or ".".join(map(str, loc)) or "settings"
-        text = f"{name}: {error.get('msg', 'invalid').removeprefix('Value error, ')}"
+        field = field_at(model, loc)
+        text = f"{name_of(loc, field)}: {error.get('msg', 'invalid').removeprefix('Value error, ')}"
         value = error.get("input")
         if isinstance(value, Path):
             value = str(value)
         plain = isinstance(value, str | int | float | Decimal) and not isinstance(value, bool)
         shown = error.get("type") not in ("missing", "extra_forbidden")
-        if field is not None and plain and shown and not _value_hidden(field):
+        if field is not None and plain and shown and not value_hidden(field):
             text += f", got {value!r}"
         parts.append(" ".join(text.split()))
     return "; ".join(parts)

@@ -7,21 +7,19 @@ default: DAGSTER_HOME when set (Dagster's own variable), else CREDITLENS_DAGSTER
 folder beside the warehouse. ``CREDITLENS_DAGSTER_INSTANCE=ephemeral`` keeps nothing, for
 throwaway runs (benchmarks/RESULTS.md measures the difference).
 
-The instance is configured by ``pipelines/dagster.yaml`` (the warehouse's concurrency pool),
-copied into a folder that has no configuration yet, which also spares every run Dagster's
-"No dagster.yaml found" warning. ``python -m pipelines.dagster_home`` prepares the folder as the
-CLI does and prints it, for ``export DAGSTER_HOME=...`` before ``dagster dev``.
+The instance is configured by ``pipelines/dagster_home/dagster.yaml`` (the warehouse's concurrency
+pool), copied into a folder that has no configuration yet, which also spares every run Dagster's
+"No dagster.yaml found" warning. ``python -m pipelines.dagster_home`` (``__main__.py``) prepares
+the folder as the CLI does and prints it, for ``export DAGSTER_HOME=...`` before ``dagster dev``.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipelines.api.errors import ConfigurationError
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 DAGSTER_YAML = Path(__file__).with_name("dagster.yaml")
 HOME_NAME = ".creditlens-dagster"
@@ -45,26 +43,3 @@ def prepare(home: Path) -> Path:
         partial.write_bytes(DAGSTER_YAML.read_bytes())
         os.replace(partial, home / "dagster.yaml")  # whole or absent, for a concurrent reader
     return home
-
-
-def main() -> int:
-    """Prints the instance folder of the current settings, prepared for `dagster dev` as the
-    CLI prepares it (its configuration, the warehouse's pool declared)."""
-    from pipelines.cli.instance import instance  # the CLI's, which imports this module
-
-    try:
-        settings = Settings.from_env()
-        home = home_for(settings)
-    except ConfigurationError as exc:
-        print(f"creditlens: error: {exc}", file=sys.stderr)
-        return 2
-    if home is None:
-        print("the Dagster instance is ephemeral (CREDITLENS_DAGSTER_INSTANCE)", file=sys.stderr)
-        return 1
-    instance(settings).dispose()
-    print(home)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,9 +10,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipelines.accounts_file import _document, _label, find_config
-from pipelines.alerts.rules import Alerting, read_alerting
-from pipelines.settings import Settings
+from pipelines.config.accounts_file import _document, _label, find_config
+from pipelines.config.alert_rules import Alerting, read_alerting
+from pipelines.config.settings import Settings
 
 
 def alerting(

@@ -16,7 +16,7 @@ from typing import Any
 
 from dagster import AssetSpec, TableColumn, TableColumnConstraints, TableSchema
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 from pipelines.warehouse.schema import all_tables
 from pipelines.warehouse.table import Table
 

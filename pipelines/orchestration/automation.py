@@ -35,18 +35,13 @@ from dagster import (
     SkipReason,
 )
 
+from pipelines.orchestration.run_status import UNFINISHED
+
 LEDGER = AssetKey("ledger_entries")
 RECONCILED = "balance_breaks"  # the asset's name, each account's own with an accounts file
 LEDGER_JOB = "ledger_sync"
-# Tags every run `creditlens sync` executes in-process (pipelines/cli/instance.py).
+# Tags every run `creditlens sync` executes in-process (pipelines/dagster_home/instance.py).
 CLI_RUN_TAG = "creditlens/cli"
-UNFINISHED = {
-    DagsterRunStatus.QUEUED,
-    DagsterRunStatus.NOT_STARTED,
-    DagsterRunStatus.STARTING,
-    DagsterRunStatus.STARTED,
-    DagsterRunStatus.CANCELING,
-}
 
 
 def _ledger(condition: AutomationCondition) -> AutomationCondition:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pipelines.settings import Settings
+from pipelines.config.settings import Settings
 
 SEPARATOR = "__"
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_]")

@@ -22,7 +22,7 @@ from typing import Any
 from dagster import Failure
 
 from pipelines.api.errors import ApiError, ConfigurationError, ProblemError
-from pipelines.visible_text import one_line as line_of
+from pipelines.runtime.visible_text import one_line as line_of
 from pipelines.warehouse.connection import WarehouseError
 from pipelines.warehouse.landing import InvariantBroken
 from pipelines.warehouse.lock import WarehouseBusy

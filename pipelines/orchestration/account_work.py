@@ -22,8 +22,8 @@ from typing import Any, Generic, TypeVar
 
 from dagster import Failure
 
-from pipelines.failures import KNOWN, one_line
-from pipelines.settings import AccountSettings
+from pipelines.config.account import AccountSettings
+from pipelines.orchestration.failures import KNOWN, one_line
 
 log = logging.getLogger(__name__)
 

@@ -16,20 +16,20 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from pipelines.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
 from pipelines.api.errors import ConfigurationError
 from pipelines.audit.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
-from pipelines.audit.history import land_audit
 from pipelines.audit.inventory import InventoryError
 from pipelines.audit.key_fingerprint import AuditSecretError
+from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, exit_code, to_json
 from pipelines.audit.run import AuditCrash, run_audit
 from pipelines.audit.sarif import to_sarif
 from pipelines.audit.scan import ScanPathError
-from pipelines.audit.severity import Severity
 from pipelines.audit.terminal import emit, render, visible
-from pipelines.settings import Settings
+from pipelines.config.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
+from pipelines.config.settings import Settings
 from pipelines.warehouse.lock import WarehouseBusy
+from pipelines.warehouse.severity import Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MISSING_INVENTORY = (

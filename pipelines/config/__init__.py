@@ -1,0 +1,1 @@
+"""creditlens's configuration: the settings model and the accounts file, read once."""

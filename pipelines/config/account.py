@@ -1,0 +1,70 @@
+"""One company's account: where its API is, how to read it, and the NAME of the variable holding
+its key, never the key itself, so the model can be serialized anywhere (run config, worker
+arguments, logs). The installation (pipelines/config/settings.py) holds a tuple of them, read
+from the environment or the accounts file (pipelines/config/accounts_file.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pipelines.api.environment import env_field, env_name
+from pipelines.api.errors import ConfigurationError
+from pipelines.api.options import API_KEY_ENV, BASE_URL_ENV, ApiOptions, ApiSettings, http_url
+from pipelines.config.values import KeyVariable, WholeNumber, env_secret
+
+SignConvention = Literal["signed", "unsigned", "infer"]
+
+
+class AccountSettings(BaseModel):
+    """One company's API, read with its own key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    name: str = env_field("CREDITLENS_ACCOUNT", "default", min_length=1)
+    base_url: str | None = env_field(BASE_URL_ENV, None, hide_value=True)
+    api_key_env: KeyVariable = API_KEY_ENV
+    api: ApiOptions = Field(default_factory=ApiOptions)
+    sign_convention: SignConvention = env_field("CREDITLENS_SIGN_CONVENTION", "signed")
+    summary_balance_field: str = env_field("CREDITLENS_SUMMARY_BALANCE_FIELD", "balance")
+    snapshot_fields: dict[str, str] = env_field("CREDITLENS_SNAPSHOT_FIELDS", default_factory=dict)
+    # How far back, in days before today, history discovery may probe for the first entry; a
+    # bound, so a key that reads nothing cannot probe forever. 0: no discovery.
+    history_limit: WholeNumber = env_field("CREDITLENS_HISTORY_LIMIT", 3660)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)
+
+    @field_validator("snapshot_fields", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = None
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise ValueError(
+                'must be a JSON object of strings, e.g. {"consumption.balance": "currentBalance"}'
+            )
+        return value
+
+    def api_settings(self, env: Mapping[str, str] | None = None) -> ApiSettings:
+        """The client's settings, the key read now from its variable: it lives only in the
+        process that calls the API, never in anything serialized."""
+        if self.base_url is None:
+            raise ConfigurationError(
+                f"{env_name(AccountSettings, 'base_url')} is not set: the platform API's base URL"
+            )
+        key = env_secret(self.api_key_env, env)
+        if key is None:
+            raise ConfigurationError(f"{self.api_key_env} is not set: the company's API key")
+        return self.api.connect(self.base_url, key.get_secret_value())

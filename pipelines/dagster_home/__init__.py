@@ -1,0 +1,1 @@
+"""The Dagster instance creditlens records its runs in, shared by the CLI and `dagster dev`."""
