@@ -29,6 +29,7 @@ def _local(url: str, base: str, site: Path) -> Path:
     return site / unquote(urlsplit(url).path.lstrip("/"))
 
 
+@pytest.mark.slow
 def test_every_page_loads_clean_draws_its_charts_and_links_to_existing_files(
     built: Built, served: str, chromium: Chromium
 ) -> None:

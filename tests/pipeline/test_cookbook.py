@@ -75,6 +75,7 @@ def test_the_cookbook_has_its_queries() -> None:
     assert len(cookbook()) == 6
 
 
+@pytest.mark.slow
 def test_consumption_per_agent_last_month(synced: tuple[Path, object]) -> None:
     path, truth = synced
     query = cookbook()[0]

@@ -98,6 +98,7 @@ def _strings(value: Any) -> Iterator[str]:
 FIGURE = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.DOTALL)
 
 
+@pytest.mark.slow
 def test_controls_and_bidi_overrides_are_shown_never_obeyed(report: Report) -> None:
     for path, text in report.pages.items():
         assert not [c for c in RAW if c in text], path
