@@ -34,7 +34,7 @@ from simulator import Scenario, ServerHandle, Simulator, serve
 # 100 where it declares none); "dev", the inner loop's, at most DEV_EXAMPLES each, so a property
 # still runs on every change without holding it up. HYPOTHESIS_PROFILE chooses (.ci/run sets
 # "ci"); unset, a run that leaves out the slow tests is the inner loop and takes "dev".
-DEV_EXAMPLES = 10
+DEV_EXAMPLES = 5
 hypothesis_settings.register_profile("ci")
 hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
 

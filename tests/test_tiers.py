@@ -22,9 +22,12 @@ COVERED_ELSEWHERE = {
     "dagster/test_lock_wait.py": "dagster/test_pool.py, reliability/test_lock_timeout.py",
     "pipeline/test_demo.py": "the sync, report and audit tests the demo chains",
     "pipeline/test_since_before_history.py": "pipeline/test_history_discovery.py",
+    "pipeline/test_history_quiet.py": "pipeline/test_history_discovery.py",
+    "pipeline/test_many_accounts.py": "pipeline/test_agency_outcomes.py, test_accounts_file.py",
     "reliability/test_configuration.py": "pipeline/test_settings.py (one line per bad value)",
     "reliability/test_crashes.py": "pipeline/test_sync.py (the failpoints run in every sync)",
     "reliability/test_faults.py": "client/test_client.py (each fault kind retried)",
+    "reliability/test_hostile_reports.py": "dashboards/test_report_browser.py (markup as text)",
 }
 
 

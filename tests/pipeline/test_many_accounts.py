@@ -167,6 +167,7 @@ def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
     assert not report.failures()
 
 
+@pytest.mark.slow
 def test_one_account_named_alone_fails_with_its_prefix_in_the_ledger_too(
     agency: tuple[Simulated, Simulated, dict[str, str]],
 ) -> None:

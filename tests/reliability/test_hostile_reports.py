@@ -109,6 +109,7 @@ def test_controls_and_bidi_overrides_are_shown_never_obeyed(report: Report) -> N
         assert shown in agents  # visible, as the key audit shows a file name
 
 
+@pytest.mark.slow
 def test_a_100_kb_id_is_cut_where_shown_and_whole_once(report: Report) -> None:
     pages = {p: t for p, t in report.pages.items() if p.endswith(".html")}
     size = sum(len(t.encode()) for t in pages.values())
