@@ -39,6 +39,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated
         yield s, settings
 
 
+@pytest.mark.slow
 def test_synced_warehouse_gives_a_faithful_report(
     synced: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:

@@ -162,6 +162,7 @@ def page_dir(out: Path, account: str) -> Path:
     return out / paths.account_dir(account)
 
 
+@pytest.mark.slow
 def test_forecast_balances_findings_and_csvs_on_a_synced_company(
     company: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:

@@ -131,6 +131,7 @@ def test_a_break_at_a_366_day_window_boundary(simulated: Start, creditlens_env: 
     assert found(settings, "continuity") == want and gap == Decimal("3.3")
 
 
+@pytest.mark.slow
 def test_a_breakdown_disagreement_is_found_per_item(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("breakdown_mismatch")
     settings = creditlens_env(s)

@@ -423,6 +423,7 @@ def test_money_at_the_decimal_limits_reconciles(simulated: Start, creditlens_env
     assert _runs(config)[-1] == (4, 3, 1)
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_is_quarantined_not_a_crash(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     day = s.today.isoformat()
