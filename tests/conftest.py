@@ -47,7 +47,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under "dev", caps the examples a test declares in its own ``@settings`` too (a profile
-    only fills in what a test leaves unsaid)."""
+    only fills in what a test leaves unsaid). ``@given`` keeps a test's settings in the attribute
+    read here, as ``hypothesis.seed`` sets it; if Hypothesis renames it, the cap just stops."""
     if hypothesis_settings.default.max_examples > DEV_EXAMPLES:
         return
     for item in items:
