@@ -22,12 +22,42 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.options import ApiSettings
 from pipelines.config.settings import Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
+
+# Hypothesis profiles: "ci" runs every property test with the examples it declares (Hypothesis's
+# 100 where it declares none); "dev", the inner loop's, at most DEV_EXAMPLES each, so a property
+# still runs on every change without holding it up. HYPOTHESIS_PROFILE chooses (.ci/run sets
+# "ci"); unset, a run that leaves out the slow tests is the inner loop and takes "dev".
+DEV_EXAMPLES = 5
+hypothesis_settings.register_profile("ci")
+hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    inner_loop = "not slow" in (config.option.markexpr or "")
+    default = "dev" if inner_loop else "ci"
+    hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or default)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under "dev", caps the examples a test declares in its own ``@settings`` too (a profile
+    only fills in what a test leaves unsaid). ``@given`` keeps a test's settings in the attribute
+    read here, as ``hypothesis.seed`` sets it; if Hypothesis renames it, the cap just stops."""
+    if hypothesis_settings.default.max_examples > DEV_EXAMPLES:
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        declared = getattr(test, "_hypothesis_internal_use_settings", None)
+        if declared is not None and declared.max_examples > DEV_EXAMPLES:
+            test._hypothesis_internal_use_settings = hypothesis_settings(  # type: ignore[union-attr]
+                declared, max_examples=DEV_EXAMPLES
+            )
 
 
 @dataclass

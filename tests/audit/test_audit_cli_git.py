@@ -47,6 +47,7 @@ def history(tmp_path: Path, sim: Simulator, server: ServerHandle) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_a_key_in_history_is_a_finding_with_its_commit(history: dict, tmp_path: Path) -> None:
     repo, commit = history["repo"], history["commit"]
     sarif, warehouse = tmp_path / "a.sarif", tmp_path / "w.duckdb"

@@ -24,6 +24,7 @@ KEY = "sk_live_4f9c+2a7e/1b3d=5f6a8c0e2b4d6f8a1c3e"
 NOBODY = 65534
 
 
+@pytest.mark.slow
 def test_a_tree_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> None:
     depth = 1200
     assert depth > sys.getrecursionlimit()

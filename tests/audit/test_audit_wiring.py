@@ -44,6 +44,7 @@ def all_text(directory: Path) -> bytes:
     return b"".join(p.read_bytes() for p in directory.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_cli_appends_history_and_never_stores_a_key(audit_env: dict[str, str]) -> None:
     # The first as a user's shell runs it; the second, which only has to add to the history,
     # through the same entry point in-process.

@@ -126,6 +126,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_the_hook_fails_a_commit_staging_a_key_and_names_the_file(
     simulated: Callable[..., Simulated], tmp_path: Path
 ) -> None:

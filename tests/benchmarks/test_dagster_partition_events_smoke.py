@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_dagster_partition_events_runs_both_settings() -> None:
     command = [sys.executable, "-m", "benchmarks.dagster_partition_events"]
     command += ["--days", "3", "--repeats", "1"]

@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_ingestion_benchmark_runs_and_counts_agree(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     command = [sys.executable, "-m", "benchmarks.ingestion", "--entries", "2000", "--skip-peer"]

@@ -37,6 +37,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
     return figures, done.stdout
 
 
+@pytest.mark.slow
 def test_rate_limited_counts_the_floor_and_the_servers_requests(tmp_path: Path) -> None:
     figures, stdout = _run(
         tmp_path,
@@ -57,6 +58,7 @@ def test_rate_limited_counts_the_floor_and_the_servers_requests(tmp_path: Path) 
     assert "| creditlens sync |" in stdout and "rate floor" in stdout
 
 
+@pytest.mark.slow
 def test_unlimited_puts_creditlens_beside_the_floor_levels(tmp_path: Path) -> None:
     figures, stdout = _run(
         tmp_path, "unlimited", *NEAR, "--floor-levels", "1,async4", "--history-days", "60"
@@ -69,6 +71,7 @@ def test_unlimited_puts_creditlens_beside_the_floor_levels(tmp_path: Path) -> No
     assert "floor async x4" in stdout
 
 
+@pytest.mark.slow
 def test_accounts_with_one_account_uses_the_environment(tmp_path: Path) -> None:
     figures, _ = _run(
         tmp_path,
@@ -88,6 +91,7 @@ def test_accounts_with_one_account_uses_the_environment(tmp_path: Path) -> None:
     assert f["creditlens_peak_rss_mb"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("pipelines.config.accounts_file") is None,
     reason="creditlens has no accounts file yet",
@@ -111,6 +115,7 @@ def test_accounts_file_syncs_every_account_in_one_process(tmp_path: Path) -> Non
     assert "| company-03 |" in stdout
 
 
+@pytest.mark.slow
 def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
     figures, stdout = _run(tmp_path, "daily", *NEAR, "--history-days", "30")
     f = figures["figures"]

@@ -59,6 +59,7 @@ def ledger_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["threads", "async", "procs"])
 def test_a_dropped_connection_is_retried_and_counted(
     ledger_url: str, mode: str, capsys: pytest.CaptureFixture[str]

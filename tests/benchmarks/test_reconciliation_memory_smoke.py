@@ -14,6 +14,8 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from pipelines.warehouse.writer import Warehouse
 from tests.reconciliation.warehouse_ledgers import land_ledger, land_snapshots
 from tests.transforms.ledgers import Chain, ledger_frame
@@ -34,6 +36,7 @@ def _warehouse(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_reconciliation_memory_benchmark_runs_and_modes_agree(tmp_path: Path) -> None:
     original = _warehouse(tmp_path / "warehouse.duckdb")
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()

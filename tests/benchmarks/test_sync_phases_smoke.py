@@ -8,12 +8,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from benchmarks.peers.creditlens_sync import sync_environment
 from tests.conftest import Simulated
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_sync_phases_stamps_each_phase_of_a_real_sync(
     simulated: Callable[..., Simulated], tmp_path: Path
 ) -> None:

@@ -305,6 +305,7 @@ def test_one_limiter_per_key_named_by_a_hash() -> None:
 # -- against the simulator ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_rate_limited_key_is_read_at_its_rate_with_few_429s_and_no_failure(
     simulated: Start,
 ) -> None:

@@ -100,6 +100,7 @@ def _latest_run(dagster_instance: DagsterInstance, key: AssetKey) -> str:
     return event.run_id
 
 
+@pytest.mark.slow
 def test_a_sync_of_one_account_leaves_the_others_checks_evaluated(
     simulated: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ def test_every_asset_has_owners_and_each_table_its_declared_columns() -> None:
     assert pools >= WRITERS and "reports" not in pools
 
 
+@pytest.mark.slow
 def test_materializations_carry_the_tables_row_counts(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -83,6 +84,7 @@ def test_materializations_carry_the_tables_row_counts(
         assert rows == table(settings.warehouse, f"SELECT count(*) FROM {name}")[0][0] > 0
 
 
+@pytest.mark.slow
 def test_loading_the_code_location_warns_of_nothing() -> None:
     """What `dagster dev` and every run worker import: no Dagster warning in normal use."""
     done = subprocess.run(

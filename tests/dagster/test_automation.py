@@ -61,6 +61,7 @@ def _refresh(dagster_instance: DagsterInstance) -> RunRequest | SkipReason:
     return daily_refresh(build_schedule_context(instance=dagster_instance))  # type: ignore[return-value]
 
 
+@pytest.mark.slow
 def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -96,6 +97,7 @@ def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
     assert _requested(tick) == set()
 
 
+@pytest.mark.slow
 def test_findings_do_not_hold_the_reports_back(
     simulated: Start, creditlens_env: Env, tmp_path: Path
 ) -> None:

@@ -37,6 +37,7 @@ def _by_the_cli(entry: EventLogEntry, command: str) -> dict[str, object]:
     return {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
 
 
+@pytest.mark.slow
 def test_discovery_and_a_whole_report_are_recorded_and_a_narrowed_report_is_not(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -71,6 +72,7 @@ def test_discovery_and_a_whole_report_are_recorded_and_a_narrowed_report_is_not(
     assert meta["index"] == str(settings.reports_dir / "index.html")
 
 
+@pytest.mark.slow
 def test_an_audit_is_recorded_when_it_lands_in_the_warehouse_only(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ def test_an_unexpected_error_is_left_alone() -> None:
         _ = 1 / 0
 
 
+@pytest.mark.slow
 def test_a_lock_held_past_the_timeout_fails_the_step_naming_its_holder(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_instance_benchmark_runs_both_modes() -> None:
     command = [sys.executable, "-m", "benchmarks.dagster_instance"]
     command += ["--entries", "200", "--history-days", "10", "--repeats", "1"]

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from dagster import DagsterInstance, RunsFilter
 
 from pipelines.dagster_home.home import HOME_NAME
@@ -22,6 +23,7 @@ HOLD_S = 3.0
 SUMMARY = re.compile(r"\((\d+) windows, (\d+) pages, ([\d.]+)s\), after waiting ([\d.]+)s")
 
 
+@pytest.mark.slow
 def test_a_held_lock_is_reported_with_its_holder_and_kept_out_of_fetch_time(
     simulated: Start, creditlens_env: Env
 ) -> None:

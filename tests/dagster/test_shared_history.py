@@ -35,6 +35,7 @@ def _dagster_dev_view(folder: Path) -> DagsterInstance:
     return DagsterInstance.from_config(str(folder))
 
 
+@pytest.mark.slow
 def test_a_cli_sync_is_in_the_instance_beside_the_warehouse(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -66,6 +67,7 @@ def test_a_cli_sync_is_in_the_instance_beside_the_warehouse(
     assert "hidden movement" in done.stdout
 
 
+@pytest.mark.slow
 def test_dagster_home_gets_the_projects_configuration_and_no_warning(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -108,6 +110,7 @@ def test_a_run_whose_process_is_gone_is_marked_failed(
     assert status[live.run_id] == status[elsewhere.run_id] == DagsterRunStatus.STARTED
 
 
+@pytest.mark.slow
 def test_the_ui_gets_the_folder_the_cli_uses_ready(tmp_path: Path) -> None:
     """`export DAGSTER_HOME="$(python -m pipelines.dagster_home)"` before `dagster dev`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}

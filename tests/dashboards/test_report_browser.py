@@ -29,6 +29,7 @@ def _local(url: str, base: str, site: Path) -> Path:
     return site / unquote(urlsplit(url).path.lstrip("/"))
 
 
+@pytest.mark.slow
 def test_every_page_loads_clean_draws_its_charts_and_links_to_existing_files(
     built: Built, served: str, chromium: Chromium
 ) -> None:
@@ -86,6 +87,7 @@ def test_markup_in_api_text_is_shown_as_text_and_never_runs(
     assert XSS_CAMPAIGN in chromium.evaluate("document.title")
 
 
+@pytest.mark.slow
 def test_the_site_works_opened_from_files(built: Built, chromium: Chromium) -> None:
     overview = built.site.overviews[MAIN]
     events = chromium.open(overview.as_uri())
@@ -94,6 +96,7 @@ def test_the_site_works_opened_from_files(built: Built, chromium: Chromium) -> N
     assert png_colors(chromium.screenshot()) >= 2
 
 
+@pytest.mark.slow
 def test_tables_sort_by_exact_decimal_value(built: Built, served: str, chromium: Chromium) -> None:
     chromium.open(served + paths.dimension_index(MAIN, "agent_id"))
     column = (

@@ -140,6 +140,7 @@ def spreadsheet_engine() -> None:
     pytest.skip(reason)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("spreadsheet_engine")
 def test_every_csv_opens_in_a_spreadsheet_as_written(
     simulated: Start, creditlens_env: Env, tmp_path: Path

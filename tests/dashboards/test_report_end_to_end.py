@@ -39,6 +39,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated
         yield s, settings
 
 
+@pytest.mark.slow
 def test_synced_warehouse_gives_a_faithful_report(
     synced: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
@@ -78,6 +79,7 @@ def test_synced_warehouse_gives_a_faithful_report(
     assert any(HOSTILE in t for t in titles) and any("Winter renewals" in t for t in titles)
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_synced_report_renders_clean_in_chromium(
     synced: tuple[Simulated, Settings], chromium: Chromium, tmp_path: Path

@@ -94,6 +94,7 @@ def _query(warehouse: Path, sql: str, params: list[object]) -> list[tuple]:
         con.close()
 
 
+@pytest.mark.slow
 def test_every_statement_adds_up_on_screen_and_equals_the_ledger(
     company: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
@@ -161,6 +162,7 @@ def page_dir(out: Path, account: str) -> Path:
     return out / paths.account_dir(account)
 
 
+@pytest.mark.slow
 def test_forecast_balances_findings_and_csvs_on_a_synced_company(
     company: tuple[Simulated, Settings], tmp_path: Path
 ) -> None:
@@ -230,6 +232,7 @@ def test_forecast_balances_findings_and_csvs_on_a_synced_company(
         assert Decimal(day["opening"]) + moved == Decimal(day["closing"]), day["day"]
 
 
+@pytest.mark.slow
 def test_a_month_without_data_is_one_clear_error(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     settings = creditlens_env(s)

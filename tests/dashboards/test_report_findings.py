@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from dashboards import SiteResult, build_site, paths
 from dashboards.money import money_text
@@ -52,6 +53,7 @@ def _report(settings: Settings, company: str) -> tuple[SiteResult, list[dict[str
     return site, page.exact(MOVEMENTS) if MOVEMENTS in page.tables else []
 
 
+@pytest.mark.slow
 def test_every_movement_its_acknowledgement_and_the_mismatch_apart(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -104,6 +106,7 @@ def test_every_movement_its_acknowledgement_and_the_mismatch_apart(
     assert "Credits of usage in the current period; not balance movements." in reader.text
 
 
+@pytest.mark.slow
 def test_an_acknowledged_mismatch_stays_listed_apart_from_movements(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -127,6 +130,7 @@ def test_an_acknowledged_mismatch_stays_listed_apart_from_movements(
     assert "Breakdown mismatches 1 item(s), credits of usage, not movements" in overview
 
 
+@pytest.mark.slow
 def test_history_left_out_of_the_sync_is_said_not_counted(
     simulated: Start, creditlens_env: Env
 ) -> None:

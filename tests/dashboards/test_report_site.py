@@ -42,6 +42,7 @@ def _copy(built: Built, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_result_names_every_page_and_the_index(built: Built) -> None:
     site = built.site
     assert site.index_html == site.out_dir / "index.html" and site.index_html.is_file()

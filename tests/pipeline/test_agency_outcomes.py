@@ -131,6 +131,7 @@ def rejected(simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.T
     return agency, run(agency, "sync")
 
 
+@pytest.mark.slow
 def test_one_sync_of_three_companies_says_each_one_truthfully(
     rejected: tuple[Agency, object],
 ) -> None:
@@ -205,6 +206,7 @@ def test_one_sync_of_three_companies_says_each_one_truthfully(
     assert not any(k in outputs for k in agency.secrets())
 
 
+@pytest.mark.slow
 def test_accounts_synced_names_an_account_rejected_in_discovery(
     rejected: tuple[Agency, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,6 +229,7 @@ def test_accounts_synced_names_an_account_rejected_in_discovery(
     assert report.reconciliation.checks["no_hidden_movements__globex"][0]
 
 
+@pytest.mark.slow
 def test_without_a_failed_account_findings_exit_0_and_3_with_the_gate(
     simulators: tuple[Simulated, Simulated], tmp_path: Path
 ) -> None:
@@ -265,6 +268,7 @@ def test_one_account_of_the_file_alone_still_says_which(
     assert result.stderr.startswith(INITECH_LINE), result.stderr
 
 
+@pytest.mark.slow
 def test_one_account_failing_its_reconciliation_fails_only_its_own(
     simulators: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,6 +313,7 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     assert sorted(rows) == [("acme", "ok", None), ("globex", "failed", failure.line())]
 
 
+@pytest.mark.slow
 def test_a_blocking_check_of_the_ledger_is_one_line_without_its_metadata(
     simulated: Callable[..., Simulated], creditlens_env: Callable[..., Settings]
 ) -> None:

@@ -75,6 +75,7 @@ def test_the_cookbook_has_its_queries() -> None:
     assert len(cookbook()) == 6
 
 
+@pytest.mark.slow
 def test_consumption_per_agent_last_month(synced: tuple[Path, object]) -> None:
     path, truth = synced
     query = cookbook()[0]
@@ -90,6 +91,7 @@ def test_consumption_per_agent_last_month(synced: tuple[Path, object]) -> None:
     assert run(path, query, "America/Los_Angeles") == rows
 
 
+@pytest.mark.slow
 def test_top_campaigns_this_year_with_names(synced: tuple[Path, object]) -> None:
     path, truth = synced
     year = datetime.now(UTC).year
@@ -104,6 +106,7 @@ def test_top_campaigns_this_year_with_names(synced: tuple[Path, object]) -> None
     assert all(name for _, _, name, _ in rows)
 
 
+@pytest.mark.slow
 def test_daily_balance_for_thirty_days(synced: tuple[Path, object]) -> None:
     path, truth = synced
     rows = run(path, cookbook()[2])
@@ -117,6 +120,7 @@ def test_daily_balance_for_thirty_days(synced: tuple[Path, object]) -> None:
         assert close == (truth.balance if day == today else closing[day]), day
 
 
+@pytest.mark.slow
 def test_every_hidden_movement(synced: tuple[Path, object]) -> None:
     path, truth = synced
     rows = run(path, cookbook()[3])
@@ -124,6 +128,7 @@ def test_every_hidden_movement(synced: tuple[Path, object]) -> None:
     assert not any(acknowledged for *_, acknowledged, _ in rows)
 
 
+@pytest.mark.slow
 def test_entries_per_channel_per_month(synced: tuple[Path, object]) -> None:
     path, truth = synced
     expected = Counter((utc_month(e["createdAt"]), e["channel"]) for e in truth.entries)
@@ -132,6 +137,7 @@ def test_entries_per_channel_per_month(synced: tuple[Path, object]) -> None:
     assert run(path, cookbook()[4], "Pacific/Kiritimati") == rows
 
 
+@pytest.mark.slow
 def test_statement_lines_add_up_to_the_statement(synced: tuple[Path, object]) -> None:
     path, _ = synced
     lines = run(path, cookbook()[5])

@@ -15,12 +15,14 @@ from collections import Counter
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from dashboards.pages.findings import placement_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
     env["CREDITLENS_AUDIT_STATE_DIR"] = str(tmp_path / "audit-state")

@@ -33,6 +33,7 @@ def first_sync_settings(
     return Settings.from_env()
 
 
+@pytest.mark.slow
 def test_history_years_before_any_configured_date_lands_whole(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,6 +57,7 @@ def test_history_years_before_any_configured_date_lands_whole(
     assert opening == [("ok",)]
 
 
+@pytest.mark.slow
 def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,6 +77,7 @@ def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
     assert (kind, gap) == ("opening", opening)
 
 
+@pytest.mark.slow
 def test_a_quiet_stretch_does_not_stop_discovery_while_the_balance_says_more_came_before(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,6 +89,7 @@ def test_a_quiet_stretch_does_not_stop_discovery_while_the_balance_says_more_cam
     assert landed(settings.warehouse) == truth(s)
 
 
+@pytest.mark.slow
 def test_a_non_zero_balance_before_the_first_entry_is_flagged(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -126,6 +130,7 @@ def test_since_after_the_first_day_says_what_was_skipped_and_raises_nothing(
     assert status == [("skipped",)]
 
 
+@pytest.mark.slow
 def test_the_override_and_the_partitions_start_where_the_ledger_begins(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,6 +52,7 @@ def silence(s: Simulated) -> tuple[date, date]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "whole_windows_empty"),
     [
@@ -94,6 +95,7 @@ def test_a_first_sync_lands_the_whole_ledger_of_a_company_that_went_silent(
     assert table(settings.warehouse, OPENING) == [("ok",)]
 
 
+@pytest.mark.slow
 def test_a_warehouse_cut_short_by_the_older_rule_is_probed_again_once_and_heals(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,6 +137,7 @@ def test_a_warehouse_cut_short_by_the_older_rule_is_probed_again_once_and_heals(
     assert again.history is None and len(table(settings.warehouse, HISTORY)) == rows
 
 
+@pytest.mark.slow
 def test_since_after_a_quiet_period_is_skipped_not_a_finding(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:

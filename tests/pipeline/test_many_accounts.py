@@ -73,6 +73,7 @@ def agency(
     yield acme, globex, env
 
 
+@pytest.mark.slow
 def test_two_companies_land_exactly_and_the_third_is_one_line(
     agency: tuple[Simulated, Simulated, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -115,6 +116,7 @@ def test_two_companies_land_exactly_and_the_third_is_one_line(
     assert accounts <= {"acme", "globex"}, findings.stdout
 
 
+@pytest.mark.slow
 def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     agency: tuple[Simulated, Simulated, dict[str, str]],
 ) -> None:
@@ -142,6 +144,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     } | {"accounts_synced"}  # the sync's last run ends with it
 
 
+@pytest.mark.slow
 def test_an_unknown_account_is_one_line(
     agency: tuple[Simulated, Simulated, dict[str, str]],
 ) -> None:
@@ -152,6 +155,7 @@ def test_an_unknown_account_is_one_line(
     ]
 
 
+@pytest.mark.slow
 def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
     simulated: Start, creditlens_env: Callable[..., Settings]
 ) -> None:
@@ -163,6 +167,7 @@ def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
     assert not report.failures()
 
 
+@pytest.mark.slow
 def test_one_account_named_alone_fails_with_its_prefix_in_the_ledger_too(
     agency: tuple[Simulated, Simulated, dict[str, str]],
 ) -> None:

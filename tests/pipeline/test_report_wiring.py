@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import pytest
 from dagster import DagsterInstance, build_schedule_context
 
 from pipelines.cli.runner import run_job
@@ -19,6 +20,7 @@ Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
 
 
+@pytest.mark.slow
 def test_report_command_and_daily_refresh(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     settings = creditlens_env(s)

@@ -82,6 +82,7 @@ def test_an_ephemeral_run_plans_once_and_still_materializes_every_day(
     assert not set(EPHEMERAL_EVENT_SETTINGS) & set(os.environ)
 
 
+@pytest.mark.slow
 def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -95,6 +96,7 @@ def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
     assert not set(PERSISTENT_EVENT_SETTINGS) & set(os.environ)
 
 
+@pytest.mark.slow
 def test_dagster_home_wins_and_keeps_dagsters_per_day_events(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ def first_partition(settings: Settings) -> str:
     return job.partitions_def.get_first_partition_key()
 
 
+@pytest.mark.slow
 def test_since_before_the_first_entry_is_read_as_asked(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,6 +62,7 @@ def test_since_before_the_first_entry_is_read_as_asked(
     assert 1 <= pages - pages_from_first_day <= 2
 
 
+@pytest.mark.slow
 def test_ledger_start_before_the_first_entry_and_since_before_it(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:

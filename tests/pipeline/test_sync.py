@@ -20,6 +20,7 @@ Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
 
 
+@pytest.mark.slow
 def test_sync_lands_exactly_the_simulators_ledger(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
@@ -35,6 +36,7 @@ def test_sync_lands_exactly_the_simulators_ledger(simulated: Start, creditlens_e
     assert ids[0][0] == ids[0][1]
 
 
+@pytest.mark.slow
 def test_identical_entries_are_both_kept(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
@@ -48,6 +50,7 @@ def test_identical_entries_are_both_kept(simulated: Start, creditlens_env: Env) 
     assert len(truth_rows) - len(set(truth_rows)) == sum(n - 1 for _, n in pairs)
 
 
+@pytest.mark.slow
 def test_rerun_and_overlapping_backfills_change_nothing(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -65,6 +68,7 @@ def test_rerun_and_overlapping_backfills_change_nothing(
     assert table(settings.warehouse, snapshot) == before
 
 
+@pytest.mark.slow
 def test_several_windows_and_the_sign_of_a_366_day_boundary(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -77,6 +81,7 @@ def test_several_windows_and_the_sign_of_a_366_day_boundary(
     assert landed(settings.warehouse, s.company) == truth(s)
 
 
+@pytest.mark.slow
 def test_bad_entries_are_quarantined_with_reason_and_raw_json(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -124,6 +129,7 @@ def test_bad_entries_are_quarantined_with_reason_and_raw_json(
     assert all(fetched == ok + bad for fetched, ok, bad in runs)
 
 
+@pytest.mark.slow
 def test_snapshots_are_stored_once_until_they_change(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
@@ -166,6 +172,7 @@ def test_an_unexpected_snapshot_shape_is_kept_raw(simulated: Start, creditlens_e
     ]
 
 
+@pytest.mark.slow
 def test_rejected_key_is_one_clear_line(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     creditlens_env(s)
@@ -181,6 +188,7 @@ def test_rejected_key_is_one_clear_line(simulated: Start, creditlens_env: Env) -
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["fetch", "transaction", "publish"])
 def test_killed_anywhere_then_rerun_equals_a_clean_run(
     simulated: Start, creditlens_env: Env, point: str
@@ -201,6 +209,7 @@ def test_killed_anywhere_then_rerun_equals_a_clean_run(
     assert landed(analyst, s.company) == truth(s)
 
 
+@pytest.mark.slow
 def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -221,6 +230,7 @@ def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
     assert isinstance(before[1], Decimal)
 
 
+@pytest.mark.slow
 def test_dagster_definitions_validate() -> None:
     import subprocess
     import sys

@@ -52,6 +52,7 @@ def _sync(s: Simulated, tmp: Path, processes: int, **over: object) -> LedgerSync
         )
 
 
+@pytest.mark.slow
 def test_workers_land_what_one_process_lands(simulated: Start, tmp_path: Path) -> None:
     s = simulated(LONG)
     one = _sync(s, tmp_path / "one", processes=1)
@@ -96,6 +97,7 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) -> None:
     s = simulated(Scenario.named("small").with_company("acme", history_days=420))

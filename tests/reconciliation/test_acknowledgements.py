@@ -10,6 +10,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+import pytest
+
 from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
@@ -92,6 +94,7 @@ def _env(s: Simulated, settings: Settings) -> dict[str, str]:
         "CREDITLENS_BASE_URL": s.url}}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_acknowledged_breaks_stop_failing_survive_reruns_and_lapse_when_the_gap_changes(
     simulated: Start, creditlens_env: Env, monkeypatch: object
 ) -> None:
@@ -143,6 +146,7 @@ def test_acknowledged_breaks_stop_failing_survive_reruns_and_lapse_when_the_gap_
     assert "4 acknowledged, 1 not" in lapsed.stdout
 
 
+@pytest.mark.slow
 def test_ack_needs_a_known_id_and_a_reason(simulated: Start, creditlens_env: Env) -> None:
     s = simulated(every_placement())
     settings = creditlens_env(s)

@@ -41,6 +41,7 @@ def found(settings: Settings, kind: str) -> list[tuple]:
     return sorted((r[1], r[2], r[3]) for r in rows if r[0] == kind)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("convention", "order", "configured"),
     [
@@ -88,6 +89,7 @@ def test_exactly_the_injected_movements_are_found(
     assert meta["breaks_continuity"] == 3 and meta["breaks_summary"] == 1
 
 
+@pytest.mark.slow
 def test_the_api_order_changes_nothing(simulated: Start, creditlens_env: Env, tmp_path) -> None:
     results = []
     for order in ("newest_first", "oldest_first"):
@@ -109,6 +111,7 @@ def test_the_api_order_changes_nothing(simulated: Start, creditlens_env: Env, tm
     assert results[0] == results[1]
 
 
+@pytest.mark.slow
 def test_a_break_at_a_366_day_window_boundary(simulated: Start, creditlens_env: Env) -> None:
     history = 400
     boundary_days_ago = history - 366  # the last day of the first 366-day window
@@ -128,6 +131,7 @@ def test_a_break_at_a_366_day_window_boundary(simulated: Start, creditlens_env: 
     assert found(settings, "continuity") == want and gap == Decimal("3.3")
 
 
+@pytest.mark.slow
 def test_a_breakdown_disagreement_is_found_per_item(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("breakdown_mismatch")
     settings = creditlens_env(s)
@@ -152,6 +156,7 @@ def test_a_breakdown_disagreement_is_found_per_item(simulated: Start, creditlens
     assert found(settings, "continuity") == [] and found(settings, "summary") == []
 
 
+@pytest.mark.slow
 def test_statement_identity_and_it_equals_sql_over_the_ledger(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -185,6 +190,7 @@ def test_statement_identity_and_it_equals_sql_over_the_ledger(
     assert months[-1][-1] == truth.balance
 
 
+@pytest.mark.slow
 def test_enriched_ledger_follows_the_subscription_in_force(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -209,6 +215,7 @@ def test_enriched_ledger_follows_the_subscription_in_force(
     assert names == [(0,)]
 
 
+@pytest.mark.slow
 def test_fail_on_breaks_sets_the_exit_code(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("hidden_movements")
     creditlens_env(s)

@@ -241,6 +241,7 @@ def _runs(warehouse: Warehouse, case: Case, sizes: tuple[int | None, ...]) -> No
         assert_same_result(sliced, whole)
 
 
+@pytest.mark.slow
 @SOME
 @given(case=cases())
 def test_slices_reproduce_the_whole_ledger_run(warehouse: Warehouse, case: Case) -> None:

@@ -19,6 +19,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -287,6 +288,7 @@ def _strict(body: bytes) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_any_ledger_page_lands_whole_or_fails_clearly(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -401,6 +403,7 @@ def _entry(day: str, at: str, amount: str, balance: str, description: str = "x")
     )
 
 
+@pytest.mark.slow
 def test_money_at_the_decimal_limits_reconciles(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     day = s.today.isoformat()
@@ -420,6 +423,7 @@ def test_money_at_the_decimal_limits_reconciles(simulated: Start, creditlens_env
     assert _runs(config)[-1] == (4, 3, 1)
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_is_quarantined_not_a_crash(simulated: Start, creditlens_env: Env) -> None:
     s = simulated("small")
     day = s.today.isoformat()

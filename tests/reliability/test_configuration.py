@@ -142,6 +142,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obj
         yield results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("id", "env", "args", "named"), CASES)
 def test_a_configuration_error_is_one_clear_line(
     outcomes: dict[str, tuple[subprocess.CompletedProcess, dict[str, str]]],
@@ -154,6 +155,7 @@ def test_a_configuration_error_is_one_clear_line(
     assert_one_clear_error_line(result, *(n.format(**values) for n in named))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [("audit", "--bogus"), ("sync", "--since"), ("report", "--month"), ("nonsense",)],

@@ -52,6 +52,7 @@ def _assert_none_or_all(path: Path, expected: list[tuple], account: str) -> int 
     return rows
 
 
+@pytest.mark.slow
 def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -78,6 +79,7 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
     assert landed(analyst, s.company) == expected
 
 
+@pytest.mark.slow
 def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
     simulated: Start, creditlens_env: Env
 ) -> None:
@@ -166,6 +168,7 @@ def _kill(larger: Larger, warehouse: Path, ledger_requests: int, then_s: float) 
     return None if process.returncode == -signal.SIGKILL else process.returncode
 
 
+@pytest.mark.slow
 def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> None:
     """Each seed kills two syncs of the whole ledger: one while it reads (after a random number of
     its ledger requests), one after (a random time, up to what a clean sync spends there, after

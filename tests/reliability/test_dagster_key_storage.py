@@ -181,6 +181,7 @@ def test_a_settings_error_never_repeats_what_could_be_a_key() -> None:
         SettingsResource(settings_json=json.dumps(settings)).settings()
 
 
+@pytest.mark.slow
 def test_runs_leave_no_key_in_dagster_storage_or_the_warehouse(installation: Path) -> None:
     settings = Settings.from_env()
     run_sync(settings, None, None)  # raises RunFailed when a job fails
@@ -228,6 +229,7 @@ def test_a_key_pasted_in_run_config_is_refused_before_dagster_stores_the_run(
     assert not hits, sorted({(h.where.rsplit("/", 1)[-1], h.spelling) for h in hits})
 
 
+@pytest.mark.slow
 def test_the_launchpad_refuses_a_pasted_key_before_storing_the_run(installation: Path) -> None:
     """The webserver's own launch path: GraphQL, a code server in its own process."""
     graphql = pytest.importorskip("dagster_graphql.test.utils")

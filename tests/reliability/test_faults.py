@@ -62,6 +62,7 @@ def _assert_ledger_is_truth_but_late_arrivals(s: Simulated, rows: list[tuple], l
     assert all(row[0].startswith(now) and row[1] == "Usage" for row in not_landed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kinds", [(kind,) for kind in KINDS] + [KINDS], ids=[*KINDS, "all-mixed"])
 def test_a_sync_through_faults_lands_exactly_the_ledger(
     simulated: Start, creditlens_env: Env, kinds: tuple[str, ...]
@@ -91,6 +92,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kinds", [STABLE_KINDS, ("drift",)], ids=["every-request-fails", "never-stops-drifting"]
 )

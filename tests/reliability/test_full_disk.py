@@ -66,6 +66,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_a_disk_full_during_a_sync_is_one_line_and_changes_nothing(
     simulated: Start, small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

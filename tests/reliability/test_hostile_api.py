@@ -166,6 +166,7 @@ def read_window(reader: LedgerReader, day: date) -> list[Any]:
 # -- 1. lone surrogates -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lone_surrogates_in_snapshots_and_entries_never_stop_the_sync(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
@@ -221,6 +222,7 @@ def test_lone_surrogates_in_snapshots_and_entries_never_stop_the_sync(
 # -- 2. non-ASCII digits ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_money_in_non_ascii_digits_is_quarantined_with_its_reason(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
@@ -282,6 +284,7 @@ def test_snapshot_money_that_fits_is_exact() -> None:
     )
 
 
+@pytest.mark.slow
 def test_snapshot_money_beyond_the_decimal_never_stops_the_sync(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
@@ -369,6 +372,7 @@ def test_a_window_that_outlasts_its_deadline_ends_with_one_clear_error(
     assert took < 8, took  # 10,000 retries would not end: the window's deadline did
 
 
+@pytest.mark.slow
 def test_slowloris_is_retried_like_a_timeout_then_one_clear_error(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
@@ -452,6 +456,7 @@ def test_compressed_answers_within_the_cap_read_as_usual(hostile: HostileServer)
         assert api.get_json("/Consumption/breakdown") == {"balance": 7}
 
 
+@pytest.mark.slow
 def test_a_bomb_on_every_request_is_one_clear_error(hostile: HostileServer, tmp_path: Path) -> None:
     bomb = gzip_bomb(8)
     hostile.routes[SUBSCRIPTION] = lambda r: Reply(body=bomb, headers={"Content-Encoding": "gzip"})
@@ -517,6 +522,7 @@ def several_days(query: dict[str, str]) -> bool:
     return query.get("startDate") != query.get("endDate")
 
 
+@pytest.mark.slow
 def test_a_page_served_again_is_reread_and_identical_entries_stay(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
@@ -546,6 +552,7 @@ def _slices(text: str, length: int = 8) -> set[str]:
     return {text[i : i + length] for i in range(len(text) - length + 1)}
 
 
+@pytest.mark.slow
 def test_a_partial_echo_of_the_key_is_never_repeated(
     hostile: HostileServer, tmp_path: Path
 ) -> None:

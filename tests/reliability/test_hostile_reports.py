@@ -98,6 +98,7 @@ def _strings(value: Any) -> Iterator[str]:
 FIGURE = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.DOTALL)
 
 
+@pytest.mark.slow
 def test_controls_and_bidi_overrides_are_shown_never_obeyed(report: Report) -> None:
     for path, text in report.pages.items():
         assert not [c for c in RAW if c in text], path
@@ -108,6 +109,7 @@ def test_controls_and_bidi_overrides_are_shown_never_obeyed(report: Report) -> N
         assert shown in agents  # visible, as the key audit shows a file name
 
 
+@pytest.mark.slow
 def test_a_100_kb_id_is_cut_where_shown_and_whole_once(report: Report) -> None:
     pages = {p: t for p, t in report.pages.items() if p.endswith(".html")}
     size = sum(len(t.encode()) for t in pages.values())

@@ -12,6 +12,7 @@ import time
 from email.utils import formatdate
 from pathlib import Path
 
+import pytest
 from pydantic import SecretStr
 
 from pipelines.api.client import PlatformClient
@@ -61,6 +62,7 @@ def test_a_problem_with_newlines_escapes_and_bidi_controls_is_one_escaped_line(
         assert "pageSize too large\\nsee the docs\\u202etxt.exe" in line
 
 
+@pytest.mark.slow
 def test_retry_after_as_an_http_date_is_waited_out() -> None:
     asked: list[float] = []
 

@@ -66,6 +66,7 @@ def held(synced: tuple[Simulated, Path]) -> Iterator[subprocess.Popen[str]]:
         holder.wait()
 
 
+@pytest.mark.slow
 def test_every_command_gives_up_at_the_setting_naming_the_holder(
     synced: tuple[Simulated, Path], held: subprocess.Popen[str], tmp_path: Path
 ) -> None:

@@ -112,6 +112,7 @@ def installation(tmp_path: Path) -> Iterator[Installation]:
         yield Installation(tmp_path, sim, server)
 
 
+@pytest.mark.slow
 def test_no_key_in_anything_written_or_printed(installation: Installation) -> None:
     i = installation
     synced = i.run("sync", "sync")
