@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from pipelines.alerts.delivery import LEASE, deliver
 from pipelines.alerts.observe import credits
 from pipelines.config.alert_rules import Alerting
@@ -129,6 +131,7 @@ def test_a_channel_down_keeps_its_messages_until_it_comes_back(setup: Setup) -> 
     assert received.texts() == []
 
 
+@pytest.mark.slow  # a real SIGKILL of a child process
 def test_a_sender_killed_between_sending_and_recording_resends_with_the_same_id(
     setup: Setup,
 ) -> None:
