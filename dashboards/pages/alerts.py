@@ -61,7 +61,7 @@ def alerts_file(data: ReportData) -> list[File]:
                     Column("Since"),
                     Column("Changed"),
                     Column("Delivered"),
-                    Column("Evidence"),
+                    Column("Evidence", breakable=True),
                     Column("Id"),
                 ],
                 [_row(a) for a in sorted(data.alerts, key=lambda a: a not in open_alerts)],
@@ -69,8 +69,7 @@ def alerts_file(data: ReportData) -> list[File]:
         ),
         para("Acknowledge one with `creditlens alerts ack ID --reason TEXT`; see docs/alerts.md."),
     ]
-    crumbs = [*SITE_CRUMBS, (TITLE, ALERTS)]
-    page = page_file(ALERTS, TITLE, body, account=None, crumbs=crumbs, sortable=True)
+    page = page_file(ALERTS, TITLE, body, account=None, crumbs=SITE_CRUMBS, sortable=True)
     return [page, *downloads.files]
 
 
