@@ -20,9 +20,11 @@ report says "not before" the horizon's last day.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
 
 import polars as pl
 
@@ -44,6 +46,21 @@ def status_grants(status: str | None) -> bool:
     if status is None:
         return False
     return "".join(c for c in status.lower() if c.isalnum()) in GRANTING_STATUSES
+
+
+# The plan's limit a projection counts on as the grant of each 1st (GET /Subscription's limits).
+GRANT_LIMIT = "monthlyCredits"
+
+
+def plan_grant(status: str | None, limits: Mapping[str, Any] | None) -> tuple[Decimal | None, str]:
+    """The monthly grant a projection may count on, or None and why not: the report's forecast
+    and the runway alert must assume the same grant, or they would disagree on one balance."""
+    limit = (limits or {}).get(GRANT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int | Decimal) or limit <= 0:
+        return None, f"the plan lists no {GRANT_LIMIT}"
+    if not status_grants(status):
+        return None, f"status {status or 'unknown'} does not grant"
+    return Decimal(limit), ""
 
 
 @dataclass(frozen=True)

@@ -20,16 +20,16 @@ from dashboards.money import money_text, rounding_difference
 from dashboards.pages.common import Downloads, when
 from dashboards.tables import Column, money_cell, month_cell, numeric_columns
 from transforms.forecast import (
+    GRANT_LIMIT,
     HORIZON_DAYS,
     WINDOW_DAYS,
     Forecast,
     burn_window,
+    plan_grant,
     project_balance,
     projected_months,
-    status_grants,
 )
 
-GRANT_LIMIT = "monthlyCredits"
 ASSUMPTIONS = (
     "Assumptions: the burn of the window continues every day; the plan's monthly credits "
     f"({GRANT_LIMIT} of the latest subscription snapshot) arrive at 00:00 UTC on the 1st, "
@@ -45,12 +45,9 @@ def monthly_grant(account: Account) -> tuple[Decimal | None, str]:
     sub = account.subscription
     if sub is None:
         return None, "none assumed: no subscription snapshot"
-    limit = (sub.limits or {}).get(GRANT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int | Decimal) or limit <= 0:
-        return None, f"none assumed: the plan lists no {GRANT_LIMIT}"
-    if not status_grants(sub.status):
-        return None, f"none assumed: status {sub.status or 'unknown'} does not grant"
-    amount = Decimal(limit)
+    amount, why_not = plan_grant(sub.status, sub.limits)
+    if amount is None:
+        return None, f"none assumed: {why_not}"
     plan = f"plan {sub.plan or '—'}, status {sub.status}, as of {when(sub.fetched_at)}"
     return amount, f"{money_text(amount)} on the 1st of each month ({plan})"
 

@@ -25,10 +25,9 @@ from transforms.alert_maths import (
     runway_days,
     spend_anomalies,
 )
-from transforms.forecast import status_grants
+from transforms.forecast import plan_grant
 
 COLUMN = {"agent": "agent_id", "campaign": "campaign_id", "channel": "channel"}
-GRANT_LIMIT = "monthlyCredits"
 MOST_DAYS_BEHIND = 7  # anomaly days evaluated at once after a pause, the latest ones
 
 
@@ -108,12 +107,9 @@ def _monthly_grant(store: AlertStore, account: str) -> Decimal | None:
         "GROUP BY account",
         account,
     )
-    if sub is None or not status_grants(sub["status"]) or not sub["limits"]:
+    if sub is None or not sub["limits"]:
         return None
-    limit = json.loads(sub["limits"], parse_float=Decimal).get(GRANT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int | Decimal) or limit <= 0:
-        return None
-    return Decimal(limit)
+    return plan_grant(sub["status"], json.loads(sub["limits"], parse_float=Decimal))[0]
 
 
 def _runway(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None:
