@@ -21,7 +21,6 @@ from pipelines.warehouse.writer import Warehouse
 @dataclass
 class CheckResult:
     changes: list[Change] = field(default_factory=list)
-    queued: int = 0  # outbox rows added
     notes: list[str] = field(default_factory=list)
     # Per rule and account, what it observed this time (the Dagster checks' evidence).
     observed: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
@@ -63,5 +62,4 @@ def check_rules(
                 result.notes += [f"alert {rule.name}: account {account}: {n}" for n in seen.notes]
                 result.observed[(rule.name, account)] = seen.observations
         store.record(events, outbox, runs)
-    result.queued = len(outbox)
     return result

@@ -148,7 +148,8 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 platform_api.accounts(), reconcile, step="reconciliation", concurrency=1
             )
             record_step(wh, "reconciliation", outcomes, tags=context.run.tags, run_id=run_id)
-            for failure in failures(outcomes):  # before at_least_one, which fails when all did
+            failed = failures(outcomes)
+            for failure in failed:  # before at_least_one, which fails when all did
                 context.log.error(failure.line())
                 context.log_event(
                     AssetObservation(
@@ -179,7 +180,7 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                     metadata={"account": result.account, **check.metadata()},
                 )
 
-        for failure in failures(outcomes):
+        for failure in failed:
             # Its tables are left as they were; its outputs record the failure (status and
             # line) rather than being skipped, which would skip what follows in the run (the
             # reports, accounts_synced) for every account.
