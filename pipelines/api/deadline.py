@@ -13,6 +13,9 @@ concurrently each have their own thread), so the scope is that request's alone.
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -116,15 +119,24 @@ class _Backend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+@functools.cache
+def _ssl_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """One TLS context per process and trust store: building one loads the CA bundle (35 ms),
+    which every client (one per account and step) paid twice. Contexts are safe to share across
+    threads and connections; the trust store's variables are the key, so changing them is seen."""
+    return httpx.create_ssl_context()
+
+
 def deadline_transport(limits: httpx.Limits) -> httpx.HTTPTransport:
     """httpx's own transport, its connection pool built on sockets bounded by the deadline.
 
     httpx takes no network backend of its own, so its pool is replaced by an equal one that has
     ours; everything else (TLS, proxies from the environment, error mapping) stays httpx's.
     """
-    transport = httpx.HTTPTransport(limits=limits)
+    context = _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    transport = httpx.HTTPTransport(verify=context, limits=limits)
     transport._pool = httpcore.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
+        ssl_context=context,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
