@@ -26,7 +26,7 @@ from dagster import (
 
 from pipelines.config.settings import Settings
 from pipelines.resources import PlatformApiResource, WarehouseResource
-from pipelines.warehouse.read import SyncCounts, duplicate_entry_ids_of, latest_sync_counts_of
+from pipelines.warehouse.read import SyncCounts, ledger_invariants_of
 
 LEDGER = AssetKey("ledger_entries")
 FETCHED = "fetched_equals_landed_plus_quarantined"
@@ -50,10 +50,7 @@ def build_ledger_checks(settings: Settings) -> AssetChecksDefinition:
     ) -> Iterator[AssetCheckResult]:
         accounts = [a.name for a in platform_api.accounts()]
         with warehouse.step(context, "ledger_checks"):
-            counts = latest_sync_counts_of(
-                warehouse.path, accounts, lock_timeout_s=warehouse.lock_timeout_s
-            )
-            duplicates = duplicate_entry_ids_of(
+            counts, duplicates = ledger_invariants_of(
                 warehouse.path, accounts, lock_timeout_s=warehouse.lock_timeout_s
             )
         yield _invariant(accounts, counts)

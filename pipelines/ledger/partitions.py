@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from dagster import DailyPartitionsDefinition
 
 from pipelines.config.settings import Settings
-from pipelines.warehouse.read import WarehouseError, first_synced_days, recorded_first_days
+from pipelines.warehouse.read import WarehouseError, first_days
 
 
 def ledger_partitions(start: date) -> DailyPartitionsDefinition:
@@ -56,9 +56,6 @@ def _recorded(settings: Settings) -> tuple[dict[str, date], dict[str, date]]:
     copy = settings.open_warehouse().analyst_copy
     names = [a.name for a in settings.accounts]
     try:
-        return (
-            recorded_first_days(copy, names, lock_timeout_s=settings.lock_timeout_s),
-            first_synced_days(copy, names, lock_timeout_s=settings.lock_timeout_s),
-        )
+        return first_days(copy, names, lock_timeout_s=settings.lock_timeout_s)
     except WarehouseError:
         return {}, {}

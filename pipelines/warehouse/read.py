@@ -27,10 +27,9 @@ __all__ = [
     "SyncCounts",
     "WarehouseError",
     "count",
-    "duplicate_entry_ids",
     "frame",
     "last_synced_day",
-    "latest_sync_counts",
+    "ledger_invariants_of",
     "open_read_only",
     "recorded_first_day",
     "rows",
@@ -102,43 +101,37 @@ class SyncCounts:
     quarantined: int
 
 
-def latest_sync_counts_of(
-    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
-) -> dict[str, SyncCounts]:
-    with open_read_only(path, lock_timeout_s) as con:
-        found = rows(
-            con,
-            "SELECT account, arg_max(run_id, finished_at), arg_max(entries_fetched, finished_at), "
-            "arg_max(entries_landed, finished_at), arg_max(entries_quarantined, finished_at) "
-            f"FROM sync_runs WHERE {_IN} GROUP BY account",
-            [list(accounts)],
-        )
+def _latest_sync_counts(con: ReadConnection, accounts: Sequence[str]) -> dict[str, SyncCounts]:
+    found = rows(
+        con,
+        "SELECT account, arg_max(run_id, finished_at), arg_max(entries_fetched, finished_at), "
+        "arg_max(entries_landed, finished_at), arg_max(entries_quarantined, finished_at) "
+        f"FROM sync_runs WHERE {_IN} GROUP BY account",
+        [list(accounts)],
+    )
     return {row[0]: SyncCounts(*row[1:]) for row in found}
 
 
-def latest_sync_counts(path: Path, account: str, *, lock_timeout_s: float) -> SyncCounts | None:
-    return latest_sync_counts_of(path, [account], lock_timeout_s=lock_timeout_s).get(account)
-
-
-def duplicate_entry_ids_of(
+def ledger_invariants_of(
     path: Path, accounts: Sequence[str], *, lock_timeout_s: float
-) -> dict[str, int]:
-    """Per account, how many rows repeat an (account, entry_id): zero while the identity rule
-    holds (an account with no rows has none)."""
+) -> tuple[dict[str, SyncCounts], dict[str, int]]:
+    """Per account, the invariant's figures as its last sync recorded them, and how many rows
+    repeat an (account, entry_id) (zero while the identity rule holds): the ledger's checks ask
+    both after every sync, in one connection."""
     with open_read_only(path, lock_timeout_s) as con:
-        found = dict(
-            rows(
-                con,
-                "SELECT account, count(*) - count(DISTINCT entry_id) FROM ledger_entries "
-                f"WHERE {_IN} GROUP BY account",
-                [list(accounts)],
-            )
+        return _latest_sync_counts(con, accounts), _duplicate_entry_ids(con, accounts)
+
+
+def _duplicate_entry_ids(con: ReadConnection, accounts: Sequence[str]) -> dict[str, int]:
+    found = dict(
+        rows(
+            con,
+            "SELECT account, count(*) - count(DISTINCT entry_id) FROM ledger_entries "
+            f"WHERE {_IN} GROUP BY account",
+            [list(accounts)],
         )
+    )
     return {account: int(found.get(account, 0)) for account in accounts}
-
-
-def duplicate_entry_ids(path: Path, account: str, *, lock_timeout_s: float) -> int:
-    return duplicate_entry_ids_of(path, [account], lock_timeout_s=lock_timeout_s)[account]
 
 
 def _days_by_account(
@@ -147,30 +140,33 @@ def _days_by_account(
     """``sql`` (``account, day`` rows, filtered by ``_IN``) over ``table``, which may not exist
     yet: nothing is known then, nor without a warehouse; an account whose day is NULL is left
     out."""
+    return _many_days_by_account(path, [(table, sql)], accounts, lock_timeout_s)[0]
+
+
+def _many_days_by_account(
+    path: Path, queries: Sequence[tuple[str, str]], accounts: Sequence[str], lock_timeout_s: float
+) -> list[dict[str, date]]:
+    """Several ``_days_by_account`` questions in one connection: opening the file (a new DuckDB
+    instance, its catalog read) costs more than each of these questions."""
     if not path.exists():
-        return {}
+        return [{} for _ in queries]
     try:
         with open_read_only(path, lock_timeout_s) as con:
-            if table not in table_names(con):
-                return {}
-            found = rows(con, sql, [list(accounts)])
+            present = table_names(con)
+            found = [
+                rows(con, sql, [list(accounts)]) if table in present else []
+                for table, sql in queries
+            ]
     except duckdb.Error as exc:
         raise WarehouseError(f"cannot read {path}: {exc}") from None
-    return {account: day for account, day in found if day is not None}
+    return [{account: day for account, day in each if day is not None} for each in found]
 
 
 def recorded_first_days(
     path: Path, accounts: Sequence[str], *, lock_timeout_s: float
 ) -> dict[str, date]:
     """The first day history discovery found for each account; absent before any discovery."""
-    return _days_by_account(
-        path,
-        "ledger_history",
-        "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
-        f"WHERE {_IN} AND first_day IS NOT NULL GROUP BY account",
-        accounts,
-        lock_timeout_s,
-    )
+    return _days_by_account(path, "ledger_history", _FIRST_FOUND, accounts, lock_timeout_s)
 
 
 def recorded_first_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
@@ -195,15 +191,28 @@ def histories_cut_short(
     )
 
 
+_FIRST_SYNCED = f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account"
+_FIRST_FOUND = (
+    "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+    f"WHERE {_IN} AND first_day IS NOT NULL GROUP BY account"
+)
+
+
 def first_synced_days(
     path: Path, accounts: Sequence[str], *, lock_timeout_s: float
 ) -> dict[str, date]:
     """The first UTC day any finished sync of each account covered (a ``--since`` may reach
     before the discovered first day): the ledger's partitions must cover it."""
-    return _days_by_account(
-        path,
-        "sync_runs",
-        f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account",
-        accounts,
+    return _days_by_account(path, "sync_runs", _FIRST_SYNCED, accounts, lock_timeout_s)
+
+
+def first_days(
+    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
+) -> tuple[dict[str, date], dict[str, date]]:
+    """``recorded_first_days`` and ``first_synced_days`` in one connection: the ledger's
+    partitions ask both each time the definitions are built."""
+    found, synced = _many_days_by_account(
+        path, [("ledger_history", _FIRST_FOUND), ("sync_runs", _FIRST_SYNCED)], accounts,
         lock_timeout_s,
-    )
+    )  # fmt: skip
+    return found, synced
