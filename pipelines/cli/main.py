@@ -232,6 +232,35 @@ def alerts_test(
         raise typer.Exit(1)
 
 
+export_app = typer.Typer(
+    help="Datasets for other tools, from the warehouse alone (docs/focus.md).",
+    no_args_is_help=True,
+)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("focus")
+def export_focus(
+    month: Annotated[str, typer.Option(help="The UTC month to export, YYYY-MM.")],
+    out: Annotated[str, typer.Option(help="Folder the dataset is written to.")],
+    account: Annotated[
+        str | None, typer.Option(help="Only this account (default: every account).")
+    ] = None,
+    file_format: Annotated[
+        str, typer.Option("--format", help="parquet (default) or csv.")
+    ] = "parquet",
+) -> None:
+    """A month's consumption as a FOCUS 1.2 dataset (one row per ledger entry and per hidden
+    movement), priced by each account's credit_price in its billing_currency."""
+    with clear_errors():
+        from pipelines.cli.export_command import export_lines, run_export_focus
+        from pipelines.config.settings import Settings
+
+        result = run_export_focus(Settings.from_env(), month, account, out, file_format)
+        for line in export_lines(result, month):
+            typer.echo(line)
+
+
 app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)
 app.command("simulate", help="Serve the platform API simulator (billing endpoints) on loopback.")(
     simulate
