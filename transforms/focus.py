@@ -233,7 +233,8 @@ def focus_rows(
     cost = pl.when(purchase).then(pl.lit(Decimal(0)).cast(money)).otherwise(value)
     unit_price = pl.when(priced).then(pl.col("price"))
     day_start = pl.col("day").cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-    one = pl.lit(Decimal(1)).cast(money)
+    # In the pricing currency: credits are bought at the price, and used one credit per credit.
+    per_credit = pl.when(purchase).then(pl.col("price")).when(usage).then(pl.lit(Decimal(1)))
     text = {
         "BillingAccountId": pl.col("account"),
         "BillingAccountName": pl.col("account"),
@@ -262,13 +263,11 @@ def focus_rows(
         "EffectiveCost": cost,
         "ListCost": value,
         "ListUnitPrice": unit_price,
-        "PricingCurrencyContractedUnitPrice": pl.when(purchase).then(pl.col("price")).when(usage)
-        .then(one),  # fmt: skip
+        "PricingCurrencyContractedUnitPrice": per_credit,
         "PricingCurrencyEffectiveCost": pl.when(purchase)
         .then(pl.lit(Decimal(0)).cast(quantity))
         .otherwise(spent),
-        "PricingCurrencyListUnitPrice": pl.when(purchase).then(pl.col("price")).when(usage)
-        .then(one),  # fmt: skip
+        "PricingCurrencyListUnitPrice": per_credit,
         "PricingQuantity": quantity_of,
         **text,
     }

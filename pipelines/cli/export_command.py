@@ -41,9 +41,7 @@ def pricing_of(accounts: tuple[AccountSettings, ...]) -> dict[str, Pricing]:
     missing = []
     for account in accounts:
         fields = [
-            name
-            for name in ("credit_price", "billing_currency")
-            if getattr(account, name) is None
+            name for name in ("credit_price", "billing_currency") if getattr(account, name) is None
         ]
         if fields:
             missing.append(f"account {account.name} has no {' and no '.join(fields)}")

@@ -30,7 +30,12 @@ DECIMAL_COLUMNS = {
     "ContractedUnitPrice", "ListUnitPrice", "PricingCurrencyContractedUnitPrice",
     "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice",
 }  # fmt: skip
-DATETIME_COLUMNS = {"BillingPeriodEnd", "BillingPeriodStart", "ChargePeriodEnd", "ChargePeriodStart"}
+DATETIME_COLUMNS = {
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+}
 # Mandatory columns that FOCUS 1.2 says "Allows nulls: False".
 NOT_NULL = {
     "BilledCost", "BillingAccountId", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",

@@ -14,7 +14,7 @@ import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -76,9 +76,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
         synced_once(s, folder)
     warehouse = folder / "warehouse.duckdb"
     month = _busiest_month(warehouse)
-    env = _env(
-        s, warehouse, CREDITLENS_CREDIT_PRICE=str(PRICE), CREDITLENS_BILLING_CURRENCY="eur"
-    )
+    env = _env(s, warehouse, CREDITLENS_CREDIT_PRICE=str(PRICE), CREDITLENS_BILLING_CURRENCY="eur")
     out = folder / "out"
     for fmt in ("parquet", "csv"):
         result = cli_in_process(
@@ -114,7 +112,7 @@ def _ledger(warehouse: Path, account: str, month: str) -> dict[str, tuple]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         found = con.execute(
-            "SELECT entry_id, category, signed_amount, agent_id, campaign_id, channel "
+            "SELECT entry_id, category, agent_id, campaign_id, channel "
             "FROM ledger_enriched WHERE account = ? AND entry_month = ?",
             [account, f"{month}-01"],
         ).fetchall()
@@ -192,7 +190,7 @@ def test_charge_category_follows_the_entry_type_and_tags_carry_agent_campaign_ch
     assert set(entries["x_EntryId"]) == set(ledger), "one row per entry of the month"
     seen = set()
     for row in entries.iter_rows(named=True):
-        category, amount, agent, campaign, channel = ledger[row["x_EntryId"]]
+        category, agent, campaign, channel = ledger[row["x_EntryId"]]
         assert category == category_of(row["x_EntryType"])
         assert row["ChargeCategory"] == CHARGE_CATEGORY[category]
         seen.add(row["ChargeCategory"])
