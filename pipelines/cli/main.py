@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -232,6 +233,11 @@ def alerts_test(
         raise typer.Exit(1)
 
 
+class FocusFileFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
 export_app = typer.Typer(
     help="Datasets for other tools, from the warehouse alone (docs/focus.md).",
     no_args_is_help=True,
@@ -247,8 +253,8 @@ def export_focus(
         str | None, typer.Option(help="Only this account (default: every account).")
     ] = None,
     file_format: Annotated[
-        str, typer.Option("--format", help="parquet (default) or csv.")
-    ] = "parquet",
+        FocusFileFormat, typer.Option("--format", help="parquet (default) or csv.")
+    ] = FocusFileFormat.parquet,
 ) -> None:
     """A month's consumption as a FOCUS 1.2 dataset (one row per ledger entry and per hidden
     movement), priced by each account's credit_price in its billing_currency."""
@@ -256,7 +262,7 @@ def export_focus(
         from pipelines.cli.export_command import export_lines, run_export_focus
         from pipelines.config.settings import Settings
 
-        result = run_export_focus(Settings.from_env(), month, account, out, file_format)
+        result = run_export_focus(Settings.from_env(), month, account, out, file_format.value)
         for line in export_lines(result, month):
             typer.echo(line)
 
