@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import polars as pl
 
@@ -201,6 +201,21 @@ def _movements(entries: pl.DataFrame, hidden: pl.DataFrame, scale: int) -> pl.Da
     return pl.concat([from_entries, from_hidden]).sort(["account", "day"], maintain_order=True)
 
 
+def _times_price(credits: pl.Series, prices: pl.Series, scale: int) -> pl.Series:
+    """Credits times their account's price, exact. Not polars' Decimal product: at 38 digits
+    its intermediate overflows without a word and rounds the last places; Python's Decimal,
+    given the digits, cannot (credit_price is bounded so every product fits DECIMAL(38, scale),
+    pipelines/config/currencies.py)."""
+    step = Decimal(1).scaleb(-scale)  # exact: a product has at most 6 + the price's places
+    with localcontext() as exact:
+        exact.prec = 80
+        values = [
+            None if c is None or p is None else (c * p).quantize(step)
+            for c, p in zip(credits.to_list(), prices.to_list(), strict=True)
+        ]
+    return pl.Series("value", values, dtype=pl.Decimal(38, scale))
+
+
 def focus_rows(
     entries: pl.DataFrame,
     hidden: pl.DataFrame,
@@ -229,7 +244,9 @@ def focus_rows(
     priced = usage | purchase
     spent = -pl.col("effect")  # credits a row costs: positive when the balance went down
     quantity_of = pl.when(purchase).then(pl.col("effect")).when(usage).then(spent)
-    value = pl.when(purchase).then(pl.col("effect")).otherwise(spent) * pl.col("price")
+    valued = pl.when(purchase).then(pl.col("effect")).otherwise(spent)
+    rows = rows.with_columns(value=_times_price(rows.select(valued)[:, 0], rows["price"], scale))
+    value = pl.col("value")
     cost = pl.when(purchase).then(pl.lit(Decimal(0)).cast(money)).otherwise(value)
     unit_price = pl.when(priced).then(pl.col("price"))
     day_start = pl.col("day").cast(pl.Datetime("us")).dt.replace_time_zone("UTC")

@@ -176,9 +176,11 @@ ISO_4217 = frozenset(
     ]
 )
 
-# Decimal places a credit's price may have: costs are credits (6 places) times the price, kept
-# exact in a DECIMAL(38, 6 + places) column.
+# Decimal places a credit's price may have, and the bound it stays under: costs are credits
+# (DECIMAL(18,6): under 10**12) times the price, kept exact in a DECIMAL(38, 6 + places) column,
+# which leaves 20 digits before the point for any price under 10**8.
 MAX_PRICE_PLACES = 12
+PRICE_BOUND = Decimal(10) ** 8
 
 
 def price_places(price: Decimal) -> int:
@@ -199,6 +201,8 @@ def _credit_price(value: Any) -> Any:
             price = None
     if price is None or not price.is_finite() or price <= 0:
         raise ValueError("must be a decimal number > 0 (the price of one credit), e.g. 0.0125")
+    if price >= PRICE_BOUND:
+        raise ValueError(f"must be less than {PRICE_BOUND:f}")
     if price_places(price) > MAX_PRICE_PLACES:
         raise ValueError(f"must have at most {MAX_PRICE_PLACES} decimal places")
     return price
