@@ -7,10 +7,14 @@ final name, then renamed), so a loader watching the folder never reads half a mo
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +26,7 @@ from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
 from pipelines.warehouse.focus_read import read_month
 from transforms.focus import FOCUS_VERSION, Pricing, as_csv_text, focus_rows, month_label
+from transforms.focus_metadata import schema_metadata
 
 FocusFormat = Literal["parquet", "csv"]
 FORMATS: tuple[FocusFormat, ...] = ("parquet", "csv")
@@ -68,17 +73,40 @@ def parse_month(text: str) -> date:
     raise UsageError(f"--month must look like 2025-03, got {text!r}")
 
 
-def write_atomically(dataset: pl.DataFrame, target: Path, file_format: FocusFormat) -> None:
-    """Written under a hidden name in the same folder, then renamed over ``target``."""
+def _replaced(target: Path, write: Callable[[Path], object]) -> None:
+    """``write`` under a hidden name in ``target``'s folder, then renamed over ``target``."""
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        if file_format == "parquet":
-            dataset.write_parquet(partial, compression="zstd", statistics=True)
-        else:
-            as_csv_text(dataset).write_csv(partial, line_terminator="\n", null_value="")
+        write(partial)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def write_atomically(dataset: pl.DataFrame, target: Path, file_format: FocusFormat) -> Path:
+    """The dataset and, beside it first, its FOCUS metadata (``.metadata.json``), named in the
+    Parquet file too: a loader that sees the data finds its schema. Returns the metadata's path."""
+    try:
+        version = package_version("creditlens")
+    except PackageNotFoundError:
+        version = "unknown"
+    metadata = schema_metadata(dataset.schema, datetime.now(UTC), version)
+    described = target.with_name(f"{target.stem}.metadata.json")
+    text = json.dumps(metadata, indent=2) + "\n"
+    _replaced(described, lambda path: path.write_text(text, encoding="utf-8"))
+    if file_format == "parquet":
+        keys = {"FocusVersion": FOCUS_VERSION, "FocusSchemaId": metadata["SchemaId"]}
+        keys["FocusMetadata"] = described.name
+        _replaced(
+            target,
+            lambda path: dataset.write_parquet(
+                path, compression="zstd", statistics=True, metadata=keys
+            ),
+        )
+    else:
+        rows = as_csv_text(dataset)
+        _replaced(target, lambda path: rows.write_csv(path, line_terminator="\n", null_value=""))
+    return described
 
 
 def run_export_focus(

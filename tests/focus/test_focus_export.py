@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import Simulated, serving, synced_once
@@ -205,6 +206,29 @@ def test_charge_category_follows_the_entry_type_and_tags_carry_agent_campaign_ch
         assert all(k.startswith(TAG_PREFIX) for k in tags)
     assert {"Usage", "Purchase"} <= seen
     assert any(row["Tags"] for row in entries.iter_rows(named=True))
+
+
+def test_the_metadata_beside_the_file_describes_its_schema(exported: Exported) -> None:
+    described = exported.parquet.with_name(f"focus-{exported.month}.metadata.json")
+    metadata = json.loads(described.read_text(encoding="utf-8"))
+    assert (metadata["FocusVersion"], metadata["DataGenerator"]) == ("1.2", "creditlens")
+    assert DATETIME_TEXT.fullmatch(metadata["CreationDate"])
+    dataset = pl.read_parquet(exported.parquet)
+    columns = metadata["ColumnDefinition"]
+    assert [c["ColumnName"] for c in columns] == dataset.columns
+    for column in columns:
+        dtype = dataset.schema[column["ColumnName"]]
+        if column["DataType"] == "DECIMAL":
+            assert (column["NumericPrecision"], column["NumberScale"]) == (
+                dtype.precision,  # type: ignore[attr-defined]
+                dtype.scale,  # type: ignore[attr-defined]
+            )
+    (tags,) = [c for c in columns if c["ColumnName"] == "Tags"]
+    assert tags["DataType"] == "JSON" and tags["ProviderTagPrefixes"] == [TAG_PREFIX]
+    keys = pq.read_metadata(exported.parquet).metadata
+    assert keys[b"FocusVersion"] == b"1.2"
+    assert keys[b"FocusMetadata"].decode() == described.name
+    assert keys[b"FocusSchemaId"].decode() == metadata["SchemaId"]  # the CSV's export, after
 
 
 def test_without_a_price_the_export_is_refused_in_one_line(
