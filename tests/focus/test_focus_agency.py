@@ -156,3 +156,28 @@ def test_an_idle_month_is_said_and_written_empty_with_every_column(
     header = (tmp_path / "focus-2019-02.csv").read_text().splitlines()
     assert header == [",".join(dataset.columns)]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no leftovers
+
+
+def test_a_write_that_fails_leaves_the_previous_file_whole_and_nothing_half_written(
+    agency: Agency, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    month = _months_with_both(agency.warehouse)
+    before, _ = _export(agency, tmp_path, "--month", month)
+    previous = (tmp_path / f"focus-{month}.parquet").read_bytes()
+
+    def dies_halfway(self: pl.DataFrame, file: Path, **kwargs: object) -> None:
+        Path(file).write_bytes(previous[: len(previous) // 2])  # the disk fills up here
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", dies_halfway)
+    result = cli_in_process(
+        "export", "focus", "--month", month, "--out", str(tmp_path), env=agency.env
+    )
+    assert result.returncode == 1 and "No space left on device" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert (tmp_path / f"focus-{month}.parquet").read_bytes() == previous
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"focus-{month}.metadata.json",
+        f"focus-{month}.parquet",
+    ]
+    assert before.height > 0
