@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -230,6 +231,40 @@ def alerts_test(
         typer.echo(line, err=not ok)
     if not ok:
         raise typer.Exit(1)
+
+
+class FocusFileFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+export_app = typer.Typer(
+    help="Datasets for other tools, from the warehouse alone (docs/focus.md).",
+    no_args_is_help=True,
+)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("focus")
+def export_focus(
+    month: Annotated[str, typer.Option(help="The UTC month to export, YYYY-MM.")],
+    out: Annotated[str, typer.Option(help="Folder the dataset is written to.")],
+    account: Annotated[
+        str | None, typer.Option(help="Only this account (default: every account).")
+    ] = None,
+    file_format: Annotated[
+        FocusFileFormat, typer.Option("--format", help="parquet (default) or csv.")
+    ] = FocusFileFormat.parquet,
+) -> None:
+    """A month's consumption as a FOCUS 1.2 dataset (one row per ledger entry and per hidden
+    movement), priced by each account's credit_price in its billing_currency."""
+    with clear_errors():
+        from pipelines.cli.export_command import export_lines, run_export_focus
+        from pipelines.config.settings import Settings
+
+        result = run_export_focus(Settings.from_env(), month, account, out, file_format.value)
+        for line in export_lines(result, month):
+            typer.echo(line)
 
 
 app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)

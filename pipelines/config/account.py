@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pipelines.api.environment import env_field, env_name
 from pipelines.api.errors import ConfigurationError
 from pipelines.api.options import API_KEY_ENV, BASE_URL_ENV, ApiOptions, ApiSettings, http_url
+from pipelines.config.currencies import BillingCurrency, CreditPrice
 from pipelines.config.values import KeyVariable, WholeNumber, env_secret
 
 SignConvention = Literal["signed", "unsigned", "infer"]
@@ -35,6 +36,10 @@ class AccountSettings(BaseModel):
     # How far back, in days before today, history discovery may probe for the first entry; a
     # bound, so a key that reads nothing cannot probe forever. 0: no discovery.
     history_limit: WholeNumber = env_field("CREDITLENS_HISTORY_LIMIT", 3660)
+    # What one credit costs, in billing_currency: the API gives no price, and a FOCUS export
+    # (docs/focus.md) needs one; None: `creditlens export focus` refuses the account.
+    credit_price: CreditPrice | None = env_field("CREDITLENS_CREDIT_PRICE", None)
+    billing_currency: BillingCurrency | None = env_field("CREDITLENS_BILLING_CURRENCY", None)
 
     @field_validator("base_url")
     @classmethod

@@ -69,6 +69,8 @@ FULL_ENV = {
     "CREDITLENS_LEDGER_STALE_AFTER_HOURS": "30",
     "CREDITLENS_DAGSTER_HOME": "/var/lib/creditlens/dagster",
     "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
+    "CREDITLENS_CREDIT_PRICE": "0.0125",
+    "CREDITLENS_BILLING_CURRENCY": "eur",
 }
 
 
@@ -88,6 +90,7 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.owners == "team:finance-data,ops@example.com"
     assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
     assert settings.dagster_instance == "ephemeral"
+    assert (str(account.credit_price), account.billing_currency) == ("0.0125", "EUR")
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
         12.5,
@@ -127,6 +130,8 @@ def test_to_env_gives_the_same_settings_back() -> None:
         ("CREDITLENS_LOCK_TIMEOUT_S", "0"),
         ("CREDITLENS_LEDGER_STALE_AFTER_HOURS", "a day"),
         ("CREDITLENS_DAGSTER_INSTANCE", "memory"),
+        ("CREDITLENS_CREDIT_PRICE", "0,0125"),
+        ("CREDITLENS_BILLING_CURRENCY", "EU"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable_and_value(name: str, value: str) -> None:

@@ -1,0 +1,120 @@
+"""FOCUS 1.2's requirements on the columns the export writes, checked column by column.
+
+Written from the specification's column pages (specification/columns/*.md of release v1.2):
+presence, type, nullability and allowed values of every Mandatory column, and of the
+conditional ones the export includes. One function per rule set, so a failure names the column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+import polars as pl
+
+from pipelines.config.currencies import ISO_4217
+from transforms.focus import MANDATORY
+
+CHARGE_CATEGORIES = {"Usage", "Purchase", "Tax", "Credit", "Adjustment"}
+CHARGE_FREQUENCIES = {"One-Time", "Recurring", "Usage-Based"}
+SERVICE_CATEGORIES = {
+    "AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases",
+    "Developer Tools", "Multicloud", "Identity", "Integration", "Internet of Things",
+    "Management and Governance", "Media", "Migration", "Mobile", "Networking", "Security",
+    "Storage", "Web", "Other",
+}  # fmt: skip
+DECIMAL_COLUMNS = {
+    "BilledCost", "ContractedCost", "EffectiveCost", "ListCost", "PricingQuantity",
+    "ContractedUnitPrice", "ListUnitPrice", "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice",
+}  # fmt: skip
+DATETIME_COLUMNS = {
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+}
+# Mandatory columns that FOCUS 1.2 says "Allows nulls: False".
+NOT_NULL = {
+    "BilledCost", "BillingAccountId", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
+    "ChargeCategory", "ChargePeriodEnd", "ChargePeriodStart", "ContractedCost", "EffectiveCost",
+    "InvoiceIssuerName", "ListCost", "ProviderName", "PublisherName", "ServiceCategory",
+    "ServiceName",
+}  # fmt: skip
+# Conditional or recommended columns the export includes, and their own not-null rules.
+ALSO_NOT_NULL = {"ChargeFrequency", "PricingCurrency", "PricingCurrencyEffectiveCost"}
+NUMERIC_TEXT = re.compile(r"-?\d+(\.\d+)?")
+DATETIME_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+
+
+def check_parquet_types(dataset: pl.DataFrame) -> None:
+    missing = [c for c in MANDATORY if c not in dataset.columns]
+    assert not missing, f"mandatory columns missing: {missing}"
+    for column in dataset.columns:
+        dtype = dataset.schema[column]
+        if column in DECIMAL_COLUMNS:
+            assert isinstance(dtype, pl.Decimal), (column, dtype)
+        elif column in DATETIME_COLUMNS:
+            assert dtype == pl.Datetime("us", "UTC"), (column, dtype)
+        elif column.startswith("x_"):
+            assert column[2:3].isupper(), f"custom column {column} keeps FOCUS's x_ prefix"
+        else:
+            assert dtype == pl.Utf8, (column, dtype)
+
+
+def check_rows(rows: list[dict[str, object]], month_start: datetime) -> None:
+    """Every row against the rules: ``rows`` hold Decimal and UTC datetime values (parsed from
+    the CSV's text or read from the Parquet file alike)."""
+    month_end = (month_start + timedelta(days=32)).replace(day=1)
+    for row in rows:
+        where = f"row {row.get('x_EntryId')}"
+        for column in NOT_NULL | ALSO_NOT_NULL:
+            assert row[column] is not None, f"{column} is null in {where}"
+        for column, value in row.items():
+            assert value != "" and not (isinstance(value, str) and not value.strip()), (
+                f"{column} is an empty string in {where} (FOCUS: null, never a placeholder)"
+            )
+            if column in DECIMAL_COLUMNS and value is not None:
+                assert isinstance(value, Decimal) and value.is_finite(), (column, value)
+            if column in DATETIME_COLUMNS:
+                assert isinstance(value, datetime) and value.utcoffset() == timedelta(0)
+        category = row["ChargeCategory"]
+        assert category in CHARGE_CATEGORIES, category
+        assert row["ChargeClass"] is None, "no row corrects an invoiced period"
+        assert row["ServiceCategory"] in SERVICE_CATEGORIES
+        assert row["ChargeFrequency"] in CHARGE_FREQUENCIES
+        assert not (category == "Purchase" and row["ChargeFrequency"] == "Usage-Based")
+        assert row["BillingCurrency"] in ISO_4217
+        assert (row["BillingPeriodStart"], row["BillingPeriodEnd"]) == (month_start, month_end)
+        start, end = row["ChargePeriodStart"], row["ChargePeriodEnd"]
+        assert month_start <= start < end <= month_end, (start, end)  # type: ignore[operator]
+        assert row["BillingAccountName"] is not None  # the provider names its accounts
+        assert (row["SubAccountId"] is None) == (row["SubAccountName"] is None)
+        _check_pricing(row, category)  # type: ignore[arg-type]
+        if row["Tags"] is not None:
+            tags = json.loads(row["Tags"])  # type: ignore[arg-type]
+            assert isinstance(tags, dict) and tags
+            assert all(isinstance(v, str | int | float | bool) for v in tags.values())
+
+
+def _check_pricing(row: dict[str, object], category: str) -> None:
+    quantity, unit = row["PricingQuantity"], row["PricingUnit"]
+    assert (quantity is None) == (unit is None), "PricingUnit is null exactly when the quantity is"
+    billed: Decimal = row["BilledCost"]  # type: ignore[assignment]
+    effective: Decimal = row["EffectiveCost"]  # type: ignore[assignment]
+    if category in ("Usage", "Purchase"):
+        for column in (
+            "PricingQuantity", "ListUnitPrice", "ContractedUnitPrice",
+            "PricingCurrencyListUnitPrice", "PricingCurrencyContractedUnitPrice",
+        ):  # fmt: skip
+            assert row[column] is not None, f"{column} is null on a {category} row"
+        for column in ("ListUnitPrice", "ContractedUnitPrice", "PricingCurrencyListUnitPrice"):
+            assert row[column] >= 0  # type: ignore[operator]
+        assert row["ListCost"] == row["ListUnitPrice"] * quantity  # type: ignore[operator]
+        assert row["ContractedCost"] == row["ContractedUnitPrice"] * quantity  # type: ignore[operator]
+    if category == "Purchase":  # a prepaid purchase: no effective cost, in money or credits
+        assert effective == 0 and row["PricingCurrencyEffectiveCost"] == 0
+    if category in ("Credit", "Adjustment"):  # unrelated to other charges: all costs agree
+        assert row["ListCost"] == row["ContractedCost"] == effective == billed
