@@ -57,8 +57,10 @@ def write_views(partial: Path, sql: Sequence[str]) -> None:
             f"ATTACH {literal(str(partial))} AS {_ALIAS} (STORAGE_VERSION '{STORAGE_VERSION}')"
         )
         con.execute(f"USE {_ALIAS}")  # names in the views' SQL resolve inside the copy
+        con.execute("BEGIN")  # one commit, not one per view and comment
         for statement in sql:
             con.execute(statement)
+        con.execute("COMMIT")
         con.execute("USE memory")
         con.execute(f"DETACH {_ALIAS}")
     finally:
