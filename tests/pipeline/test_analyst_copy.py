@@ -23,6 +23,7 @@ from pipelines.warehouse.publish import (
 )
 from pipelines.warehouse.writer import Warehouse
 from tests.dashboards.warehouse_factory import MAIN, SECOND, build_warehouse
+from tests.pipeline.duckdb14 import ENV, VERSION
 
 RELATIONS = (
     "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "
@@ -170,3 +171,8 @@ def test_a_failed_sync_still_publishes_what_it_wrote(warehouse: Warehouse) -> No
         warehouse.publish_analyst_copy()
         raise RuntimeError("an account's step failed")
     assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_ci_prepares_the_duckdb_1_4_the_test_expects() -> None:
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert f"duckdb=={VERSION}" in ci and f"export {ENV}=" in ci
