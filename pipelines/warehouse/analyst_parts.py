@@ -226,11 +226,16 @@ def sweep(folder: Path, keep: set[str]) -> int:
             with contextlib.suppress(OSError):
                 path.unlink()
                 deleted += 1
+    prune(folder)
+    return deleted
+
+
+def prune(folder: Path) -> None:
+    """Removes the folders no file is left in (a table's or an account's)."""
     for directory in sorted(folder.rglob("*"), key=lambda p: -len(p.parts)):
         if directory.is_dir():
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only empty folders go
-    return deleted
 
 
 def fsync_path(path: Path) -> None:
