@@ -23,6 +23,10 @@ import duckdb
 MANIFEST = "manifest.json"
 # The alias a row is hashed by, whole (a struct of every column); no column is named so.
 _ROW = "creditlens_row_"
+# The columns a growing table's rows are dated by, in order of preference, and the name of the
+# month column its Parquet files carry besides the table's own (folder ``month=2026-11``).
+DAY_COLUMNS = ("entry_day", "day")
+MONTH = "month"
 # The part of a table that has no account column (schema_version, the audit's own tables).
 WHOLE = ""
 
@@ -45,6 +49,28 @@ class Relation:
     @property
     def by_account(self) -> bool:
         return any(c.name == "account" for c in self.columns)
+
+    @property
+    def day_column(self) -> str | None:
+        """The day a row belongs to, in the tables that grow by the day (the ledger, its chain,
+        the daily balance, the quarantine): their parts are per account and month, so a daily
+        sync rewrites each account's current month, not its whole history."""
+        names = {c.name: c.type for c in self.columns}
+        if not self.by_account or MONTH in names:
+            return None
+        return next((n for n in DAY_COLUMNS if names.get(n) == "DATE"), None)
+
+    def key_sql(self) -> str:
+        """A part's name as SQL over the table's rows: '' for the whole table, the account, or
+        the account and the month (``acme/2026-11``; the month is the last 7 characters)."""
+        if not self.by_account:
+            return f"'{WHOLE}'"
+        if self.day_column is None:
+            return "account"
+        return f"account || '/' || {self.month_sql()}"
+
+    def month_sql(self) -> str:
+        return f"coalesce(strftime({quote(self.day_column or '')}, '%Y-%m'), 'none')"
 
     @property
     def shape(self) -> str:
@@ -157,10 +183,9 @@ def catalog(con: duckdb.DuckDBPyConnection) -> tuple[list[Relation], list[Relati
 def fingerprints(con: duckdb.DuckDBPyConnection, table: Relation) -> dict[str, tuple[int, str]]:
     """Each part's (rows, checksum): one scan of the table, no write. The checksum is the sum of
     the rows' hashes, so it ignores row order and counts a repeated row twice."""
-    key = "account" if table.by_account else f"'{WHOLE}'"
     found = con.execute(
-        f"SELECT {key}, count(*), sum(hash({_ROW}))::VARCHAR FROM {quote(table.name)} AS {_ROW} "
-        "GROUP BY ALL"
+        f"SELECT {table.key_sql()}, count(*), sum(hash({_ROW}))::VARCHAR "
+        f"FROM {quote(table.name)} AS {_ROW} GROUP BY ALL"
     ).fetchall()
     return {str(k) if k is not None else "": (int(n), str(s)) for k, n, s in found}
 
@@ -183,28 +208,31 @@ def export(
     directory.mkdir(parents=True, exist_ok=True)
     options = "FORMAT parquet, COMPRESSION zstd, RETURN_FILES true"
     if not table.by_account:
-        target = directory / f"part-{generation:06d}.parquet"
+        target = directory / f"part-{generation}.parquet"
         con.execute(
             f"COPY (SELECT * FROM {quote(table.name)}) TO {literal(str(target))} ({options})"
         )
         return {WHOLE: (_relative(folder, target),)}
-    accounts = ", ".join(literal(k) for k in wanted)
+    chosen = f"{table.key_sql()} IN ({', '.join(literal(k) for k in wanted)})"
+    month = f", {table.month_sql()} AS {MONTH}" if table.day_column else ""
+    by = "account, month" if table.day_column else "account"
     written = con.execute(
-        f"COPY (SELECT * FROM {quote(table.name)} WHERE account IN ({accounts})) "
-        f"TO {literal(str(directory))} ({options}, PARTITION_BY (account), "
+        f"COPY (SELECT *{month} FROM {quote(table.name)} WHERE {chosen}) "
+        f"TO {literal(str(directory))} ({options}, PARTITION_BY ({by}), "
         f"WRITE_PARTITION_COLUMNS true, OVERWRITE_OR_IGNORE true, "
-        f"FILENAME_PATTERN 'part-{generation:06d}-{{i}}')"
+        f"FILENAME_PATTERN 'part-{generation}-{{i}}')"
     ).fetchall()
     files = [str(f) for f in written[0][1]] if written else []
     owners: dict[str, list[str]] = {}
+    key = f"account || '/' || {MONTH}" if table.day_column else "account"
     if files:
-        # Which account each file holds, as written (not decoded back from the folder's name).
-        for name, account in con.execute(
-            "SELECT filename, any_value(account) FROM read_parquet(?, filename = true, "
+        # Which part each file holds, as written (not decoded back from the folder's name).
+        for name, part in con.execute(
+            f"SELECT filename, any_value({key}) FROM read_parquet(?, filename = true, "
             "hive_partitioning = false) GROUP BY filename",
             [files],
         ).fetchall():
-            owners.setdefault(str(account), []).append(_relative(folder, Path(name)))
+            owners.setdefault(str(part), []).append(_relative(folder, Path(name)))
     return {k: tuple(sorted(owners.get(k, []))) for k in wanted}
 
 

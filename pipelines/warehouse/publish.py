@@ -44,7 +44,8 @@ def default_analyst_copy(path: Path) -> Path:
 
 def analyst_parquet_dir(target: Path) -> Path:
     """The copy's data, beside its views file: ``warehouse.analyst.duckdb`` reads
-    ``warehouse.analyst.parquet/<table>/account=<name>/part-<generation>-<i>.parquet``."""
+    ``warehouse.analyst.parquet/<table>/account=<name>/part-<generation>-<i>.parquet``, and
+    ``.../account=<name>/month=<YYYY-MM>/...`` for the tables that grow by the day."""
     return target.with_name(f"{target.stem}.parquet")
 
 

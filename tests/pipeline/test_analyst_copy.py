@@ -153,6 +153,26 @@ def test_one_changed_account_rewrites_only_its_part_and_an_open_reader_keeps_its
     assert set(parquet_files(warehouse)) == set(after) | set(named(warehouse))
 
 
+def test_a_changed_day_of_the_ledger_rewrites_only_its_account_and_month(
+    warehouse: Warehouse,
+) -> None:
+    """A daily sync lands today in every account: the ledger's parts are per account and month,
+    so it rewrites each account's current month, not its whole history."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    before = named(warehouse)
+    with warehouse.write() as con:
+        con.execute(
+            "UPDATE ledger_entries SET description = 'changed' WHERE entry_id = (SELECT max("
+            "entry_id) FROM ledger_entries WHERE account = ? AND entry_day = DATE '2026-03-02')",
+            [MAIN],
+        )
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    (added,) = set(named(warehouse)) - set(before)
+    assert done.rewritten == 1
+    assert added.startswith(f"ledger_entries/account={MAIN}/month=2026-03/"), added
+    assert rows(warehouse.analyst_copy, "ledger_entries") == rows(warehouse.path, "ledger_entries")
+
+
 def test_writes_inside_a_sync_publish_once_at_its_end(warehouse: Warehouse) -> None:
     publish_now(warehouse.path, warehouse.analyst_copy, 30)
     inode = warehouse.analyst_copy.stat().st_ino
