@@ -29,3 +29,17 @@ def test_analyst_copy_benchmark_times_each_publish_beside_the_whole_file_copy() 
     assert re.search(r"one account's day changed: .*, 1 parts rewritten\)", out), out
     assert re.search(r"a day changed in every account: .*, 2 parts rewritten\)", out), out
     assert "load average" in out
+
+
+def test_the_whole_file_copy_it_compares_with_is_the_old_publish(tmp_path: Path) -> None:
+    """The baseline is what every publish did before: the warehouse byte for byte, renamed into
+    place, no partial file left."""
+    from benchmarks.analyst_copy import whole_file_copy
+    from pipelines.warehouse.writer import Warehouse
+
+    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=5)
+    warehouse.ensure()
+    target = tmp_path / "old-copy.duckdb"
+    whole_file_copy(warehouse, target)
+    assert target.read_bytes() == warehouse.path.read_bytes()
+    assert not list(tmp_path.glob("*.partial"))
