@@ -196,3 +196,22 @@ def test_a_failed_sync_still_publishes_what_it_wrote(warehouse: Warehouse) -> No
 def test_ci_prepares_the_duckdb_1_4_the_test_expects() -> None:
     ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
     assert f"duckdb=={VERSION}" in ci and f"export {ENV}=" in ci
+
+
+def test_a_migration_that_adds_a_column_rewrites_that_tables_parts(
+    warehouse: Warehouse,
+) -> None:
+    """A part written before the column existed cannot sit beside one written after it (one view
+    reads them all): a table whose columns changed is written again whole."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    with warehouse.write() as con:
+        con.execute("ALTER TABLE sync_outcomes ADD COLUMN IF NOT EXISTS later VARCHAR")
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert done.rewritten == len(
+        load_manifest(analyst_parquet_dir(warehouse.analyst_copy)).parts["sync_outcomes"]
+    )
+    assert (
+        describe(warehouse.analyst_copy)["sync_outcomes"]
+        == describe(warehouse.path)["sync_outcomes"]
+    )
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
