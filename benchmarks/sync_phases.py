@@ -50,8 +50,10 @@ def main(argv: list[str]) -> None:
     for name in ("build_definitions", "instance", "run_job"):
         timed(sync_command, name)
     timed(ledger_sync, "stage_windows")
-    for name in ("land_ledger", "publish_analyst_copy"):
-        timed(Warehouse, name)
+    from pipelines.warehouse import publish
+
+    timed(Warehouse, "land_ledger")
+    timed(publish, "publish_now")  # the one publish at the end; publish_analyst_copy only asks
     sys.argv = ["creditlens", "sync", *argv]
     try:
         cli.main()

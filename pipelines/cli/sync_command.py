@@ -25,6 +25,7 @@ from pipelines.ledger.partitions import covering
 from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import AccountFailure, failures, succeeded
 from pipelines.orchestration.sync_outcomes import outcome_rows
+from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
     WarehouseError,
     histories_cut_short,
@@ -89,6 +90,14 @@ def check_writable(settings: Settings) -> None:
 
 
 def run_sync(
+    settings: Settings, since: str | None, until: str | None, accounts: Sequence[str] = ()
+) -> SyncReport:
+    """One sync, and one publish of the analyst copy at its end whatever it wrote."""
+    with publishing_once():
+        return _run_sync(settings, since, until, accounts)
+
+
+def _run_sync(
     settings: Settings, since: str | None, until: str | None, accounts: Sequence[str] = ()
 ) -> SyncReport:
     """Every configured account (or those named), in three runs whatever their number, several

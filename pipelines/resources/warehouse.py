@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dagster import AssetCheckExecutionContext, AssetExecutionContext
+from dagster import AssetCheckExecutionContext, AssetExecutionContext, InitResourceContext
 
 from pipelines.orchestration.failures import failing_clearly
 from pipelines.resources.settings_resource import SettingsResource
 from pipelines.runtime import progress
+from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import LockWait, holding_for, reporting_waits
+from pipelines.warehouse.publish import begin_publishing_once, end_publishing_once
 from pipelines.warehouse.writer import Warehouse
 
 # The pool of every asset that writes the warehouse: one DuckDB file, one writer at a time.
@@ -33,6 +35,18 @@ class WarehouseResource(SettingsResource):
     @property
     def path(self) -> Path:
         return self.settings().warehouse
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        """The steps' requests to publish the analyst copy wait for the end of the run (of the
+        step's process, under a multiprocess executor): one publish, not one per write."""
+        begin_publishing_once()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        try:
+            end_publishing_once()
+        except WarehouseError as exc:  # the run's writes stand; the copy stays the last one
+            if context.log is not None:
+                context.log.error(str(exc))
 
     def warehouse(self) -> Warehouse:
         return self.settings().open_warehouse()

@@ -1,47 +1,249 @@
-"""The read-only analyst copy, republished after each write.
+"""The read-only analyst copy: published once per sync, rewriting only what changed.
 
 Analysts open a copy, never the pipeline's file: DuckDB lets one process write a file or many
-read it, and an analyst's open session must not block a sync. Copy beside, then rename: a reader
-sees the old copy or the new one, never half.
+read it, and an analyst's open session must not block a sync. The copy is a small DuckDB file of
+views (readable by DuckDB 1.4, pipelines/warehouse/analyst_views.py) over Parquet files per
+table and account in the folder beside it (pipelines/warehouse/analyst_parts.py). A publish
+writes the parts whose rows changed under new names, then renames a new views file over the old
+one: a reader sees the old publish or the new one, never half, and the files the previous
+publish named stay until the next one, so a session opened before it keeps reading.
+
+A sync writes many times (discovery, each account's landing, snapshots, reconciliation); inside
+``publishing_once`` (the CLI's sync, a Dagster run) a request to publish is remembered and done
+once, at the end.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import duckdb
 
 from pipelines.runtime.failpoints import failpoint
 from pipelines.runtime.processes import process_alive
-from pipelines.warehouse.disk import DiskFull, free_bytes, size_text
+from pipelines.warehouse import analyst_parts as parts
+from pipelines.warehouse.analyst_views import digest, statements, write_views
+from pipelines.warehouse.connection import connect
+from pipelines.warehouse.disk import DiskFull, free_bytes, is_disk_full, size_text
 from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import file_lock
+
+# The views file itself: about 270 KB whatever the warehouse's size, with room to grow.
+VIEWS_FILE_BYTES = 512 * 1024
 
 
 def default_analyst_copy(path: Path) -> Path:
     return path.with_name(f"{path.stem}.analyst{path.suffix or '.duckdb'}")
 
 
-def publish_analyst_copy(path: Path, target: Path, lock_timeout_s: float) -> Path:
-    if not path.exists():
-        raise WarehouseError(f"no warehouse at {path} to publish")
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+def analyst_parquet_dir(target: Path) -> Path:
+    """The copy's data, beside its views file: ``warehouse.analyst.duckdb`` reads
+    ``warehouse.analyst.parquet/<table>/account=<name>/part-<generation>-<i>.parquet``, and
+    ``.../account=<name>/month=<YYYY-MM>/...`` for the tables that grow by the day."""
+    return target.with_name(f"{target.stem}.parquet")
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one publish did: the parts it wrote again, those it kept, the files it deleted."""
+
+    target: Path
+    rewritten: int
+    unchanged: int
+    deleted: int
+
+
+class _Once:
+    """Publish requests made inside ``publishing_once``, done when the outermost one ends.
+
+    Process-wide, not per thread: a sync's accounts land in worker threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.pending: dict[Path, tuple[Path, Path, float]] = {}
+
+    def enter(self) -> None:
+        with self.lock:
+            self.depth += 1
+
+    def defer(self, path: Path, target: Path, lock_timeout_s: float) -> bool:
+        with self.lock:
+            if self.depth == 0:
+                return False
+            self.pending[target] = (path, target, lock_timeout_s)
+            return True
+
+    def leave(self) -> list[tuple[Path, Path, float]]:
+        with self.lock:
+            self.depth -= 1
+            if self.depth > 0:
+                return []
+            due, self.pending = list(self.pending.values()), {}
+            return due
+
+
+_ONCE = _Once()
+
+
+def begin_publishing_once() -> None:
+    _ONCE.enter()
+
+
+def end_publishing_once(*, failed: bool = False) -> None:
+    """Publishes what was requested since the outermost ``begin``. After a failure what was
+    written is still published, but a publish failing then does not hide the first error."""
+    for path, target, timeout in _ONCE.leave():
+        if failed:
+            with contextlib.suppress(WarehouseError):
+                publish_now(path, target, timeout)
+        else:
+            publish_now(path, target, timeout)
+
+
+@contextlib.contextmanager
+def publishing_once() -> Iterator[None]:
+    begin_publishing_once()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _sweep_partials(target)
-        _check_room(path, target)
-        _copy_then_rename(path, partial, target, lock_timeout_s)
-    except OSError as exc:
-        raise WarehouseError(_failure(target, partial, exc)) from None
+        yield
+    except BaseException:
+        end_publishing_once(failed=True)
+        raise
+    end_publishing_once()
+
+
+def publish_analyst_copy(path: Path, target: Path, lock_timeout_s: float) -> Path:
+    """Publishes now, or at the end of the enclosing ``publishing_once``."""
+    if not _ONCE.defer(path, target, lock_timeout_s):
+        publish_now(path, target, lock_timeout_s)
     return target
 
 
-def _check_room(path: Path, target: Path) -> None:
-    """Refuse before writing a byte when the copy cannot fit: the new copy is written whole
-    beside the old one, so its folder needs free space the size of the warehouse file. Found out
-    by the copy instead, it is a disk filled to the last byte under everyone else on it."""
-    needed = path.stat().st_size
+@dataclass
+class _Attempt:
+    """One publish's new files, deleted if it fails before the views file names them."""
+
+    generation: int
+    named: bool = False
+
+    def remove(self, folder: Path) -> None:
+        if not self.named:
+            for stale in folder.rglob(f"part-{self.generation}*.parquet"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+            parts.prune(folder)
+
+
+def publish_now(path: Path, target: Path, lock_timeout_s: float) -> Published:
+    if not path.exists():
+        raise WarehouseError(f"no warehouse at {path} to publish")
+    folder = analyst_parquet_dir(target)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    attempt: _Attempt | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with file_lock(folder, exclusive=True, timeout_s=lock_timeout_s):
+            _sweep_partials(target, folder)
+            old = parts.load_manifest(folder)
+            # Never a name used before, even by a publish that crashed before its manifest.
+            attempt = _Attempt(max(old.generation + 1, time.time_ns() // 1_000_000))
+            return _publish(path, target, folder, partial, lock_timeout_s, old, attempt)
+    except BaseException as exc:
+        # Whatever stopped it (a full disk, an interrupt) takes its own files with it at once:
+        # left for the next publish, they would hold the very space that ran out.
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        if attempt is not None:
+            attempt.remove(folder)
+        if isinstance(exc, OSError):
+            raise WarehouseError(_failure(target, partial, exc)) from None
+        if isinstance(exc, duckdb.Error):
+            if is_disk_full(exc):
+                full = OSError(28, "No space left on device")
+                raise DiskFull(_failure(target, folder, full)) from None
+            raise WarehouseError(f"cannot publish the analyst copy {target}: {exc}") from None
+        raise
+
+
+def _publish(
+    path: Path,
+    target: Path,
+    folder: Path,
+    partial: Path,
+    timeout: float,
+    old: parts.Manifest,
+    attempt: _Attempt,
+) -> Published:
+    new = parts.Manifest(generation=attempt.generation)
+    written: list[str] = []
+    with file_lock(path, exclusive=False, timeout_s=timeout):
+        con = connect(path, read_only=True)
+        try:
+            tables, views = parts.catalog(con)
+            due: dict[str, dict[str, tuple[int, str]]] = {}
+            rows = 0
+            for table in tables:
+                now = parts.fingerprints(con, table)
+                rows += sum(n for n, _ in now.values())
+                new.shapes[table.name] = table.shape
+                same_shape = old.shapes.get(table.name) == table.shape
+                before = old.parts.get(table.name, {}) if same_shape else {}
+                due[table.name] = {
+                    k: v for k, v in now.items()
+                    if (b := before.get(k)) is None or (b.rows, b.checksum) != v
+                }  # fmt: skip
+                new.parts[table.name] = {k: before[k] for k in now if k not in due[table.name]}
+            _check_room(path.stat().st_size / max(rows, 1), target, old, due)
+            for table in tables:
+                files = parts.export(con, folder, table, due[table.name], new.generation)
+                for key, names in files.items():
+                    written.extend(names)
+                    count, checksum = due[table.name][key]
+                    size = parts.file_bytes(folder, names)
+                    new.parts[table.name][key] = parts.Part(count, checksum, names, size)
+        finally:
+            con.close()
+    sql = statements(folder, new, tables, views)
+    new.views = digest(sql)
+    rewritten = sum(len(d) for d in due.values())
+    unchanged = sum(len(p) for p in new.parts.values()) - rewritten
+    if not rewritten and new.views == old.views and target.exists():
+        return Published(target, 0, unchanged, 0)  # nothing to write: the copy is current
+    for name in written:
+        parts.fsync_path(folder / name)
+    write_views(partial, sql)
+    parts.fsync_path(partial)
+    failpoint("publish")
+    os.replace(partial, target)
+    attempt.named = True  # the copy names them now: no later failure removes them
+    _fsync_dir(target.parent)
+    parts.save_manifest(folder, new)
+    deleted = parts.sweep(folder, new.files() | old.files())
+    return Published(target, rewritten, unchanged, deleted)
+
+
+def _check_room(
+    per_row: float, target: Path, old: parts.Manifest, due: dict[str, dict[str, tuple[int, str]]]
+) -> None:
+    """Refuse before writing a byte when the changed parts cannot fit beside the old ones: found
+    out by writing instead, it is a disk filled to the last byte under everyone else on it.
+
+    A part is estimated from its previous file (scaled by its rows), a new one from the
+    warehouse's bytes per row: Parquet is smaller than both, so the estimate errs high."""
+    needed = VIEWS_FILE_BYTES
+    for table, keys in due.items():
+        for key, (rows, _) in keys.items():
+            previous = old.parts.get(table, {}).get(key)
+            if previous is not None and previous.rows > 0:
+                needed += previous.bytes * rows // previous.rows
+            else:
+                needed += int(per_row * rows)
     free = free_bytes(target.parent)
     if free is not None and free < needed:
         raise DiskFull(
@@ -49,26 +251,6 @@ def _check_room(path: Path, target: Path) -> None:
             f"and {target.parent} has {size_text(free)} free; the warehouse itself is written, "
             "and the previous analyst copy stays until there is room"
         )
-
-
-def _copy_then_rename(path: Path, partial: Path, target: Path, lock_timeout_s: float) -> None:
-    """Whatever stops the copy (a full disk, an interrupt) removes its partial file at once.
-
-    Left for the next sync's sweep, a partial copy as large as the warehouse holds the space it
-    ran out of, and a disk that is full stays full: the next sync fails before it publishes.
-    """
-    try:
-        with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
-            shutil.copyfile(path, partial)
-        with open(partial, "rb+") as handle:
-            os.fsync(handle.fileno())
-        failpoint("publish")
-        os.replace(partial, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
 
 
 def _failure(target: Path, partial: Path, exc: OSError) -> str:
@@ -81,9 +263,10 @@ def _failure(target: Path, partial: Path, exc: OSError) -> str:
     return line.replace("\r", "\\r").replace("\n", "\\n")  # one line whatever a path holds
 
 
-def _sweep_partials(target: Path) -> None:
-    """Removes partial copies left by a crash, never a live publisher's."""
-    for stale in target.parent.glob(f".{target.name}.*.partial"):
+def _sweep_partials(target: Path, folder: Path) -> None:
+    """Removes partial views files and manifests left by a crash, never a live publisher's."""
+    found = [*target.parent.glob(f".{target.name}.*.partial"), *folder.glob(".*.partial")]
+    for stale in found:
         pid = stale.name.rsplit(".", 2)[-2]
         if not pid.isdigit() or not process_alive(int(pid)):
             stale.unlink(missing_ok=True)

@@ -7,25 +7,34 @@ UTC-day queries give the same answer whatever the session's time zone.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
+from pipelines.warehouse import publish
 from tests.conftest import Simulated
+from tests.pipeline.duckdb14 import duckdb14_python
 from transforms.entry_type import category_of
 
 ROOT = Path(__file__).resolve().parents[2]
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
+RELATIONS = (
+    "SELECT table_name FROM duckdb_tables() UNION ALL "
+    "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+)
 
 
 def cookbook() -> list[str]:
@@ -51,9 +60,20 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
         mp.setenv("CREDITLENS_ACCOUNT", company)
         mp.setenv("CREDITLENS_WAREHOUSE", str(path))
         mp.delenv("DAGSTER_HOME", raising=False)
+        real = publish.publish_now
+
+        def counted(*args: Any) -> publish.Published:
+            PUBLISHES.append(args[1])
+            return real(*args)
+
+        mp.setattr(publish, "publish_now", counted)  # a spy: every publish still happens
         run_sync(Settings.from_env(), None, None)
     mp.undo()
     return Settings(warehouse=path).open_warehouse().analyst_copy, sim.truth(company)
+
+
+# The analyst copies the synced fixture's sync published, one entry per publish.
+PUBLISHES: list[Path] = []
 
 
 def run(path: Path, sql: str, time_zone: str = "UTC") -> list[tuple]:
@@ -73,6 +93,15 @@ def utc_month(moment: datetime) -> date:
 
 def test_the_cookbook_has_its_queries() -> None:
     assert len(cookbook()) == 6
+
+
+@pytest.mark.slow
+def test_a_sync_publishes_the_analyst_copy_once(synced: tuple[Path, object]) -> None:
+    """Discovery, the ledger, three snapshot tables, the reconciliation and the CLI's own
+    outcomes all write; the copy is published once, after the last of them."""
+    path, _ = synced
+    published = list(PUBLISHES)
+    assert published == [path]
 
 
 @pytest.mark.slow
@@ -154,3 +183,56 @@ def test_statement_lines_add_up_to_the_statement(synced: tuple[Path, object]) ->
             assert per_category.get((row[0], category), Decimal(0)) == row[index], row
     types = {(category, entry_type) for _, _, category, entry_type, _, _ in lines}
     assert ("other", "Expiry") in types  # an Expiry is a line of its own, not lumped
+
+
+# Run by DuckDB 1.4: every relation with its columns' types, then each query's rows as text
+# (Decimal, date and None print alike in both versions).
+CLIENT = """
+import json, sys
+import duckdb
+path, queries = sys.argv[1], json.loads(sys.stdin.read())
+con = duckdb.connect(path, read_only=True)
+con.execute("SET TimeZone = 'UTC'")
+names = [r[0] for r in con.execute(
+    "SELECT table_name FROM duckdb_tables() UNION ALL "
+    "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+print(json.dumps({
+    "version": duckdb.__version__,
+    "columns": {n: [list(r[:2]) for r in con.execute(f'DESCRIBE "{n}"').fetchall()]
+                for n in sorted(names)},
+    "rows": [repr(con.execute(q).fetchall()) for q in queries],
+}))
+"""
+
+
+@pytest.mark.slow
+def test_a_duckdb_1_4_client_opens_the_copy_and_runs_the_cookbook(
+    synced: tuple[Path, object],
+) -> None:
+    """The copy is what BI tools open: README's queries (the cookbook's, and the analyst
+    section's first) answer in DuckDB 1.4 as in 2.0, over the same names, columns and types."""
+    path, _ = synced
+    readme = (ROOT / "README.md").read_text().split("## For analysts", 1)[1]
+    first = re.findall(r"```sql\n(.*?)```", readme, flags=re.S)[0]
+    queries = [first, *cookbook(), "SELECT * FROM consumption_daily ORDER BY ALL"]
+    result = subprocess.run(
+        [str(duckdb14_python()), "-c", CLIENT, str(path)],
+        input=json.dumps(queries),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout)
+    assert answer["version"].startswith("1.4."), answer["version"]
+    assert answer["rows"] == [repr(run(path, q)) for q in queries]
+    assert all(rows != "[]" for rows in answer["rows"][:2]), answer["rows"][:2]
+    with duckdb.connect(str(path), read_only=True) as con:
+        expected = {
+            name: [list(r[:2]) for r in con.execute(f'DESCRIBE "{name}"').fetchall()]
+            for name in answer["columns"]
+        }
+        names = {r[0] for r in con.execute(RELATIONS).fetchall()}
+    assert set(answer["columns"]) == names
+    assert answer["columns"] == expected
+    assert ["amount", "DECIMAL(18,6)"] in answer["columns"]["ledger_entries"]

@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config.settings import Settings
+from pipelines.warehouse.schema import all_tables
 from simulator import Simulator
 from tests.conftest import Simulated
 from tests.pipeline.helpers import truth
@@ -62,7 +63,7 @@ def ledger_rows_if_openable(path: Path) -> int | None:
         return None
     con = duckdb.connect(str(path), read_only=True)
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        tables = set(_table_names(con))
         if "ledger_entries" not in tables:
             return 0
         return int(con.execute("SELECT count(*) FROM ledger_entries").fetchone()[0])
@@ -74,13 +75,24 @@ def every_table(path: Path) -> dict[str, list[tuple]]:
     """Every row of every table, sorted, to compare a database before and after a failed run."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        names = _table_names(con)
         return {
             name: sorted(con.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr)
             for name in sorted(names)
         }
     finally:
         con.close()
+
+
+def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The warehouse's tables; in the analyst copy, which holds none, the views that stand for
+    them over its Parquet files."""
+    names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    if names:
+        return names
+    tables = {t.name for t in all_tables() if t.kind == "table"}
+    views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    return [r[0] for r in views if r[0] in tables]
 
 
 # Lines a failing sync may print besides its error: the plain progress lines of the ledger.

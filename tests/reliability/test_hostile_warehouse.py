@@ -10,9 +10,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import shutil
+import os
 from collections import Counter
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -24,6 +24,7 @@ from pipelines.api.options import ApiSettings
 from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.reconciliation.run import ReconcileOptions, reconcile_account
 from pipelines.warehouse.connection import WarehouseError, migrate
+from pipelines.warehouse.publish import analyst_parquet_dir
 from pipelines.warehouse.writer import Warehouse
 from tests.pipeline.helpers import table
 from tests.reliability.hostile import HostileServer, entry
@@ -155,25 +156,30 @@ def test_a_full_disk_while_publishing_leaves_no_partial_copy_and_names_the_path(
     warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
     warehouse.ensure()  # creates the warehouse and a first analyst copy
     before = warehouse.analyst_copy.read_bytes()
-    real_copy = shutil.copyfile
+    folder = analyst_parquet_dir(warehouse.analyst_copy)
+    files = sorted(folder.rglob("*"))
+    outcome = {"sync_id": "s", "account": "acme", "step": "ledger", "result": "ok", "part": None,
+               "recorded_at": datetime.now(UTC), "error": None, "run_id": None}  # fmt: skip
+    warehouse.append("sync_outcomes", [outcome])  # a part to publish
+    real_fsync = os.fsync
 
-    def disk_full(src: Path, dst: Path, **_: object) -> None:
-        """Half the file written, then the disk is full: what the OS does, not our code."""
-        with open(dst, "wb") as out:
-            out.write(Path(src).read_bytes()[:4096])
+    def disk_full(fd: int) -> None:
+        """The new part is written, then flushing it finds the disk full: what the OS does."""
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(shutil, "copyfile", disk_full)
+    monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(WarehouseError) as failed:
         warehouse.publish_analyst_copy()
     message = str(failed.value)
     assert "\n" not in message
     assert str(warehouse.analyst_copy) in message and "No space left on device" in message
     assert "Errno 28" in message
-    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+    assert [p.name for p in tmp_path.rglob("*") if p.name.endswith(".partial")] == []
     assert warehouse.analyst_copy.read_bytes() == before  # the old copy still whole
-    monkeypatch.setattr(shutil, "copyfile", real_copy)
+    assert sorted(folder.rglob("*")) == files  # the new part's file gone at once
+    monkeypatch.setattr(os, "fsync", real_fsync)
     warehouse.publish_analyst_copy()  # space is back: publishing works again
+    assert sorted(folder.rglob("*")) != files
     print(f"reliability: hostile publish {message}")
 
 

@@ -1,0 +1,286 @@
+"""The analyst copy's data: Parquet files per table and account, rewritten only where rows changed.
+
+A whole-file copy of the warehouse cost, on every publish, time and free disk the size of the
+warehouse, whatever the sync changed. Here each (table, account) pair is one part: its row count
+and a checksum of its rows are kept in a small manifest, and only the parts whose count or
+checksum moved are written again, as new files under a new generation's name beside the old ones
+(a reader of the previous publish still finds every file it names). Parquet keeps the warehouse's
+types (DECIMAL(18,6) stays DECIMAL) and every DuckDB since 0.9, and most other tools, read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+MANIFEST = "manifest.json"
+# The alias a row is hashed by, whole (a struct of every column); no column is named so.
+_ROW = "creditlens_row_"
+# The columns a growing table's rows are dated by, in order of preference, and the name of the
+# month column its Parquet files carry besides the table's own (folder ``month=2026-11``).
+DAY_COLUMNS = ("entry_day", "day")
+MONTH = "month"
+# The part of a table that has no account column (schema_version, the audit's own tables).
+WHOLE = ""
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A table or view of the warehouse as its catalog says it is now."""
+
+    name: str
+    comment: str | None
+    columns: tuple[Column, ...]
+
+    @property
+    def by_account(self) -> bool:
+        return any(c.name == "account" for c in self.columns)
+
+    @property
+    def day_column(self) -> str | None:
+        """The day a row belongs to, in the tables that grow by the day (the ledger, its chain,
+        the daily balance, the quarantine): their parts are per account and month, so a daily
+        sync rewrites each account's current month, not its whole history."""
+        names = {c.name: c.type for c in self.columns}
+        if not self.by_account or MONTH in names:
+            return None
+        return next((n for n in DAY_COLUMNS if names.get(n) == "DATE"), None)
+
+    def key_sql(self) -> str:
+        """A part's name as SQL over the table's rows: '' for the whole table, the account, or
+        the account and the month (``acme/2026-11``; the month is the last 7 characters)."""
+        if not self.by_account:
+            return f"'{WHOLE}'"
+        if self.day_column is None:
+            return "account"
+        return f"account || '/' || {self.month_sql()}"
+
+    def month_sql(self) -> str:
+        return f"coalesce(strftime({quote(self.day_column or '')}, '%Y-%m'), 'none')"
+
+    @property
+    def shape(self) -> str:
+        """Names and types: a part written under another shape is rewritten (a migration that
+        adds a column would otherwise leave older files that read_parquet cannot union)."""
+        return ",".join(f"{c.name} {c.type}" for c in self.columns)
+
+
+@dataclass(frozen=True)
+class Part:
+    rows: int
+    checksum: str
+    files: tuple[str, ...]  # relative to the Parquet folder
+    bytes: int = 0
+
+
+@dataclass
+class Manifest:
+    """What the current publish is made of: parts per table, each named by account."""
+
+    generation: int = 0
+    views: str = ""  # the digest of the views file's statements, which name every file
+    shapes: dict[str, str] = field(default_factory=dict)
+    parts: dict[str, dict[str, Part]] = field(default_factory=dict)
+
+    def files(self) -> set[str]:
+        return {f for parts in self.parts.values() for p in parts.values() for f in p.files}
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "generation": self.generation,
+                "views": self.views,
+                "shapes": self.shapes,
+                "parts": {
+                    table: {
+                        key: {"rows": p.rows, "checksum": p.checksum, "files": list(p.files),
+                              "bytes": p.bytes}
+                        for key, p in parts.items()
+                    }
+                    for table, parts in self.parts.items()
+                },
+            },
+            indent=1,
+            sort_keys=True,
+        )  # fmt: skip
+
+
+def load_manifest(folder: Path) -> Manifest:
+    """The last publish's manifest; an empty one (everything is written) when it is missing or
+    unreadable, which costs one full write and never a stale part."""
+    try:
+        data: dict[str, Any] = json.loads((folder / MANIFEST).read_text())
+        return Manifest(
+            generation=int(data["generation"]),
+            views=str(data.get("views", "")),
+            shapes=dict(data["shapes"]),
+            parts={
+                table: {
+                    key: _part(p) for key, p in parts.items()
+                }
+                for table, parts in data["parts"].items()
+            },
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError):
+        return Manifest()
+
+
+def _part(data: dict[str, Any]) -> Part:
+    return Part(int(data["rows"]), str(data["checksum"]), tuple(data["files"]), int(data["bytes"]))
+
+
+def save_manifest(folder: Path, manifest: Manifest) -> None:
+    """Written beside, flushed, then renamed: a crash leaves the old manifest or the new one."""
+    partial = folder / f".{MANIFEST}.{os.getpid()}.partial"
+    try:
+        partial.write_text(manifest.to_json())
+        fsync_path(partial)
+        os.replace(partial, folder / MANIFEST)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise
+
+
+def catalog(con: duckdb.DuckDBPyConnection) -> tuple[list[Relation], list[Relation]]:
+    """(tables, views) of the warehouse's main schema, with their columns and comments."""
+    where = "database_name = current_database() AND schema_name = 'main'"
+    columns: dict[str, list[Column]] = {}
+    for table, name, type_, comment in con.execute(
+        f"SELECT table_name, column_name, data_type, comment FROM duckdb_columns() WHERE {where} "
+        "ORDER BY table_name, column_index"
+    ).fetchall():
+        columns.setdefault(table, []).append(Column(name, type_, comment or None))
+
+    def relations(sql: str) -> list[Relation]:
+        found = con.execute(sql).fetchall()
+        return [Relation(n, c or None, tuple(columns.get(n, ()))) for n, c in found]
+
+    tables = relations(
+        f"SELECT table_name, comment FROM duckdb_tables() WHERE {where} ORDER BY table_name"
+    )
+    views = relations(
+        f"SELECT view_name, comment FROM duckdb_views() WHERE {where} AND NOT internal "
+        "ORDER BY view_name"
+    )
+    return tables, views
+
+
+def fingerprints(con: duckdb.DuckDBPyConnection, table: Relation) -> dict[str, tuple[int, str]]:
+    """Each part's (rows, checksum): one scan of the table, no write. The checksum is the sum of
+    the rows' hashes, so it ignores row order and counts a repeated row twice."""
+    found = con.execute(
+        f"SELECT {table.key_sql()}, count(*), sum(hash({_ROW}))::VARCHAR "
+        f"FROM {quote(table.name)} AS {_ROW} GROUP BY ALL"
+    ).fetchall()
+    return {str(k) if k is not None else "": (int(n), str(s)) for k, n, s in found}
+
+
+def export(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    table: Relation,
+    keys: Iterable[str],
+    generation: int,
+) -> dict[str, tuple[str, ...]]:
+    """Writes the given parts of one table in one statement: {key: files, relative to folder}.
+
+    Files carry the generation in their name, so they never overwrite a file a reader may use.
+    """
+    wanted = sorted(keys)
+    if not wanted:
+        return {}
+    directory = folder / table.name
+    directory.mkdir(parents=True, exist_ok=True)
+    options = "FORMAT parquet, COMPRESSION zstd, RETURN_FILES true"
+    if not table.by_account:
+        target = directory / f"part-{generation}.parquet"
+        con.execute(
+            f"COPY (SELECT * FROM {quote(table.name)}) TO {literal(str(target))} ({options})"
+        )
+        return {WHOLE: (_relative(folder, target),)}
+    chosen = f"{table.key_sql()} IN ({', '.join(literal(k) for k in wanted)})"
+    month = f", {table.month_sql()} AS {MONTH}" if table.day_column else ""
+    by = "account, month" if table.day_column else "account"
+    written = con.execute(
+        f"COPY (SELECT *{month} FROM {quote(table.name)} WHERE {chosen}) "
+        f"TO {literal(str(directory))} ({options}, PARTITION_BY ({by}), "
+        f"WRITE_PARTITION_COLUMNS true, OVERWRITE_OR_IGNORE true, "
+        f"FILENAME_PATTERN 'part-{generation}-{{i}}')"
+    ).fetchall()
+    files = [str(f) for f in written[0][1]] if written else []
+    owners: dict[str, list[str]] = {}
+    key = f"account || '/' || {MONTH}" if table.day_column else "account"
+    if files:
+        # Which part each file holds, as written (not decoded back from the folder's name).
+        for name, part in con.execute(
+            f"SELECT filename, any_value({key}) FROM read_parquet(?, filename = true, "
+            "hive_partitioning = false) GROUP BY filename",
+            [files],
+        ).fetchall():
+            owners.setdefault(str(part), []).append(_relative(folder, Path(name)))
+    return {k: tuple(sorted(owners.get(k, []))) for k in wanted}
+
+
+def file_bytes(folder: Path, files: Iterable[str]) -> int:
+    total = 0
+    for name in files:
+        with contextlib.suppress(OSError):
+            total += (folder / name).stat().st_size
+    return total
+
+
+def sweep(folder: Path, keep: set[str]) -> int:
+    """Deletes the Parquet files no kept publish names (a crashed publish's, and those the last
+    but one replaced): a reader holding that old views file has had a whole publish to reopen.
+    Returns how many were deleted."""
+    deleted = 0
+    for path in sorted(folder.rglob("*.parquet")):
+        if _relative(folder, path) not in keep:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                deleted += 1
+    prune(folder)
+    return deleted
+
+
+def prune(folder: Path) -> None:
+    """Removes the folders no file is left in (a table's or an account's)."""
+    for directory in sorted(folder.rglob("*"), key=lambda p: -len(p.parts)):
+        if directory.is_dir():
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only empty folders go
+
+
+def fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _relative(folder: Path, path: Path) -> str:
+    return Path(path).resolve().relative_to(folder.resolve()).as_posix()

@@ -1,0 +1,217 @@
+"""The analyst copy: the warehouse's every table and view, same names, columns, types and rows;
+republishing rewrites only the parts whose rows changed; a reader keeps the publish it opened.
+
+One warehouse (two accounts, every table filled by the code a sync runs) is built once for the
+module; each test changes it only by appending, as the pipeline does.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import duckdb
+import pytest
+
+from pipelines.warehouse.analyst_parts import load_manifest
+from pipelines.warehouse.analyst_views import STORAGE_VERSION
+from pipelines.warehouse.publish import (
+    analyst_parquet_dir,
+    publish_now,
+    publishing_once,
+)
+from pipelines.warehouse.writer import Warehouse
+from tests.dashboards.warehouse_factory import MAIN, SECOND, build_warehouse
+from tests.pipeline.duckdb14 import ENV, VERSION
+
+RELATIONS = (
+    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "
+    "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    path = tmp_path_factory.mktemp("analyst") / "warehouse.duckdb"
+    build_warehouse(path)  # publishes once at its end
+    return Warehouse(path, lock_timeout_s=30)
+
+
+def parquet_files(warehouse: Warehouse) -> dict[str, float]:
+    folder = analyst_parquet_dir(warehouse.analyst_copy)
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime for p in folder.rglob("*.parquet")}
+
+
+def named(warehouse: Warehouse) -> dict[str, float]:
+    """The files the current publish names, with their modification times."""
+    folder = analyst_parquet_dir(warehouse.analyst_copy)
+    return {n: (folder / n).stat().st_mtime for n in load_manifest(folder).files()}
+
+
+def outcome(account: str) -> dict[str, object]:
+    return {
+        "sync_id": f"test-{datetime.now(UTC).timestamp()}",
+        "account": account,
+        "step": "ledger",
+        "recorded_at": datetime.now(UTC),
+        "result": "ok",
+        "part": None,
+        "error": None,
+        "run_id": None,
+    }
+
+
+def describe(path: Path) -> dict[str, object]:
+    """Every relation's columns and types, its comment and its columns' comments."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        names = sorted(r[0] for r in con.execute(RELATIONS).fetchall())
+        return {
+            name: (
+                # Names and types; a view has no NOT NULL to declare.
+                [r[:2] for r in con.execute(f'DESCRIBE "{name}"').fetchall()],
+                con.execute(
+                    "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? "
+                    "ORDER BY column_index",
+                    [name],
+                ).fetchall(),
+            )
+            for name in names
+        }
+
+
+def rows(path: Path, name: str) -> list[tuple]:
+    return every_row(path, [name])[name]
+
+
+def every_row(path: Path, names: list[str]) -> dict[str, list[tuple]]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {n: sorted(con.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in names}
+
+
+def test_the_copy_has_every_table_and_view_with_the_same_columns_types_and_rows(
+    warehouse: Warehouse,
+) -> None:
+    assert describe(warehouse.analyst_copy) == describe(warehouse.path)
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        names = [r[0] for r in con.execute(RELATIONS).fetchall()]
+    copied, original = every_row(warehouse.analyst_copy, names), every_row(warehouse.path, names)
+    for name in names:
+        assert copied[name] == original[name], name
+    assert rows(warehouse.analyst_copy, "ledger_entries")  # not vacuously equal
+
+
+def test_the_views_file_is_in_the_storage_format_duckdb_1_4_opens(warehouse: Warehouse) -> None:
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{warehouse.analyst_copy}' AS copy (READ_ONLY)")
+        version = con.execute(
+            "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'copy'"
+        ).fetchone()
+    assert version is not None and str(version[0]).startswith(STORAGE_VERSION[:4]), version
+
+
+def test_a_publish_with_nothing_changed_rewrites_nothing(warehouse: Warehouse) -> None:
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    before = parquet_files(warehouse), warehouse.analyst_copy.stat().st_ino
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert (done.rewritten, done.deleted) == (0, 0)
+    assert (parquet_files(warehouse), warehouse.analyst_copy.stat().st_ino) == before
+
+
+def test_one_changed_account_rewrites_only_its_part_and_an_open_reader_keeps_its_publish(
+    warehouse: Warehouse,
+) -> None:
+    warehouse.append("sync_outcomes", [outcome(SECOND)])
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    before = named(warehouse)
+    reader = duckdb.connect(str(warehouse.analyst_copy), read_only=True)
+    seen = reader.execute("SELECT count(*) FROM sync_outcomes").fetchall()
+    status = reader.execute("SELECT * FROM account_status ORDER BY account").fetchall()
+    try:
+        warehouse.append("sync_outcomes", [outcome(SECOND)])
+        done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+        after = named(warehouse)
+        part = f"sync_outcomes/account={quote(SECOND, safe='')}/"
+        assert done.rewritten == 1
+        (added,) = set(after) - set(before)
+        (replaced,) = set(before) - set(after)
+        assert added.startswith(part) and replaced.startswith(part), (added, replaced)
+        assert {n: t for n, t in after.items() if n in before} == {
+            n: t for n, t in before.items() if n != replaced
+        }  # the other parts kept, not touched
+        assert replaced in parquet_files(warehouse)  # still there for the open reader
+        # The open reader still reads the publish it opened, views over views included.
+        assert reader.execute("SELECT count(*) FROM sync_outcomes").fetchall() == seen
+        assert reader.execute("SELECT * FROM account_status ORDER BY account").fetchall() == status
+    finally:
+        reader.close()
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+    # The next publish deletes the file the last one replaced: two publishes' files at most.
+    warehouse.append("sync_outcomes", [outcome(MAIN)])
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert replaced not in parquet_files(warehouse)
+    assert set(parquet_files(warehouse)) == set(after) | set(named(warehouse))
+
+
+def test_a_changed_day_of_the_ledger_rewrites_only_its_account_and_month(
+    warehouse: Warehouse,
+) -> None:
+    """A daily sync lands today in every account: the ledger's parts are per account and month,
+    so it rewrites each account's current month, not its whole history."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    before = named(warehouse)
+    with warehouse.write() as con:
+        con.execute(
+            "UPDATE ledger_entries SET description = 'changed' WHERE entry_id = (SELECT max("
+            "entry_id) FROM ledger_entries WHERE account = ? AND entry_day = DATE '2026-03-02')",
+            [MAIN],
+        )
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    (added,) = set(named(warehouse)) - set(before)
+    assert done.rewritten == 1
+    assert added.startswith(f"ledger_entries/account={MAIN}/month=2026-03/"), added
+    assert rows(warehouse.analyst_copy, "ledger_entries") == rows(warehouse.path, "ledger_entries")
+
+
+def test_writes_inside_a_sync_publish_once_at_its_end(warehouse: Warehouse) -> None:
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    inode = warehouse.analyst_copy.stat().st_ino
+    with publishing_once():
+        for account in (MAIN, SECOND):
+            warehouse.append("sync_outcomes", [outcome(account)])
+            warehouse.publish_analyst_copy()
+            assert warehouse.analyst_copy.stat().st_ino == inode  # not yet
+    assert warehouse.analyst_copy.stat().st_ino != inode
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_a_failed_sync_still_publishes_what_it_wrote(warehouse: Warehouse) -> None:
+    with pytest.raises(RuntimeError), publishing_once():
+        warehouse.append("sync_outcomes", [outcome(MAIN)])
+        warehouse.publish_analyst_copy()
+        raise RuntimeError("an account's step failed")
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_ci_prepares_the_duckdb_1_4_the_test_expects() -> None:
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert f"duckdb=={VERSION}" in ci and f"export {ENV}=" in ci
+
+
+def test_a_migration_that_adds_a_column_rewrites_that_tables_parts(
+    warehouse: Warehouse,
+) -> None:
+    """A part written before the column existed cannot sit beside one written after it (one view
+    reads them all): a table whose columns changed is written again whole."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    with warehouse.write() as con:
+        con.execute("ALTER TABLE sync_outcomes ADD COLUMN IF NOT EXISTS later VARCHAR")
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert done.rewritten == len(
+        load_manifest(analyst_parquet_dir(warehouse.analyst_copy)).parts["sync_outcomes"]
+    )
+    assert (
+        describe(warehouse.analyst_copy)["sync_outcomes"]
+        == describe(warehouse.path)["sync_outcomes"]
+    )
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
