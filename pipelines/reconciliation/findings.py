@@ -15,7 +15,6 @@ from typing import Any
 import polars as pl
 
 from pipelines.warehouse.finding_tables import LATEST_ACTIONS
-from pipelines.warehouse.writer import AccountReplacement
 
 # break_id -> the gap it was acknowledged with (the latest action being 'ack').
 Acknowledgements = dict[str, Decimal]
@@ -53,29 +52,6 @@ def after_last_day(last: pl.DataFrame | None, summary_day: date | None) -> date 
         return summary_day
     last_day = last["created_at"][0].astimezone(UTC).date()
     return max(last_day, summary_day)
-
-
-_DAILY_TERMS = "debits, credits, refunds, adjustments, other"
-
-
-def add_to_day(out: AccountReplacement, movement: dict[str, Any], run_id: str) -> None:
-    """A movement after the last entry, added to its day's hidden movements and closing; a day
-    without entries gets a row of its own, opening at the last closing."""
-    day, gap, account = movement["observed_on"], movement["gap"], movement["account"]
-    out.execute(
-        "UPDATE daily_balance SET hidden_movements = hidden_movements + ?, closing = closing + ? "
-        "WHERE account = ? AND day = ?",
-        [gap, gap, account, day],
-    )
-    out.execute(
-        f"INSERT INTO daily_balance (account, day, opening, {_DAILY_TERMS}, hidden_movements, "
-        "closing, entries, run_id) "
-        "SELECT ?, ?, closing, 0, 0, 0, 0, 0, ?, closing + ?, 0, ? FROM daily_balance "
-        "WHERE account = ? AND day < ? "
-        "AND NOT EXISTS (SELECT 1 FROM daily_balance WHERE account = ? AND day = ?) "
-        "ORDER BY day DESC LIMIT 1",
-        [account, day, gap, gap, run_id, account, day, account, day],
-    )
 
 
 def mismatch_rows(found: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataFrame:
