@@ -169,19 +169,30 @@ def _carried(
 ) -> Carried | None:
     """The kept rows read back as the slices before `since` left them; None when the kept
     chain is not the landed entries' (then only a full pass is right)."""
-    entry = ", ".join(f"e.{c.strip()}" for c in LEDGER_COLUMNS.split(","))
-    last = source.read(
-        f"SELECT {entry}, c.signed_amount, c.balance_before, c.chain_position + 1 AS "
-        "chain_position FROM ledger_chain c JOIN ledger_entries e USING (account, entry_id) "
-        "WHERE c.account = ? AND c.created_at < ? ORDER BY c.chain_position DESC LIMIT 1",
-        [account, since],
+    # The carried entry closes the day before `since`: both reads stay within that day.
+    day_before = since - timedelta(days=1)
+    chained = source.read(
+        "SELECT entry_id, signed_amount, balance_before, chain_position + 1 AS chain_position "
+        "FROM ledger_chain WHERE account = ? AND created_at >= ? AND created_at < ? "
+        "ORDER BY chain_position DESC LIMIT 1",
+        [account, day_before, since],
     )
+    if not chained.height:
+        return None
+    last = source.read(
+        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries "
+        "WHERE account = ? AND entry_id = ? AND created_at >= ? AND created_at < ?",
+        [account, chained["entry_id"][0], day_before, since],
+    )
+    if last.height != 1:
+        return None
+    last = pl.concat([last, chained.drop("entry_id")], how="horizontal")
     counts = source.read(
         "SELECT (SELECT count(*) FROM ledger_entries WHERE account = ? AND created_at < ?) AS e, "
         "(SELECT count(*) FROM ledger_chain WHERE account = ? AND created_at < ?) AS c",
         [account, since, account, since],
     ).row(0)
-    if not last.height or counts[0] != counts[1] or last["chain_position"][0] != counts[0]:
+    if counts[0] != counts[1] or last["chain_position"][0] != counts[0]:
         return None
     columns = ", ".join(BREAKS_SCHEMA)
     continuity = source.read(
