@@ -4,7 +4,7 @@ A daily sync of an up-to-date warehouse re-lands the last `--lookback` days (7 b
 reconciliation then starts from the first of them (pipelines/reconciliation/incremental.py)
 instead of re-deriving the whole history. This measures that step side by side, on copies of an
 existing warehouse truncated to whole UTC days totalling about each `--entries` size (never the
-original), each size in a child process:
+original; a helper child truncates each), each size in a child process of its own:
 
 1. a full reconciliation (what every sync did before, and what establishes the carry);
 2. the daily sync's landing as the reconciliation sees it: one `sync_runs` row whose range starts
@@ -123,11 +123,44 @@ def child(path: Path, account: str, lookback: int) -> dict[str, Any]:
     }
 
 
-def _copy(source: Path, target: Path, account: str, entries: int | None) -> int:
-    """A copy truncated to whole days (the memory benchmark's helper, in a child of its own)."""
-    command = [sys.executable, "-m", "benchmarks.reconciliation_memory", "--warehouse",
+def truncated_copy(source: Path, target: Path, account: str, entries: int) -> int:
+    """Copies the warehouse and keeps its first whole days totalling about `entries`; returns
+    the account's entries in the copy. Runs in a helper child, so the parent stays small."""
+    import duckdb
+
+    shutil.copyfile(source, target)
+    con = duckdb.connect(str(target))
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        days = con.execute(
+            "SELECT CAST(created_at AS DATE) AS day, count(*) FROM ledger_entries "
+            "WHERE account = ? GROUP BY ALL ORDER BY day",
+            [account],
+        ).fetchall()
+        total, cutoff = 0, None
+        for day, count in days:
+            if total >= entries:
+                cutoff = day
+                break
+            total += count
+        if cutoff is not None:
+            con.execute(
+                "DELETE FROM ledger_entries WHERE account = ? AND CAST(created_at AS DATE) >= ?",
+                [account, cutoff],
+            )
+            con.execute("CHECKPOINT")
+        [(count,)] = con.execute(
+            "SELECT count(*) FROM ledger_entries WHERE account = ?", [account]
+        ).fetchall()
+    finally:
+        con.close()
+    return int(count)
+
+
+def _copy(source: Path, target: Path, account: str, entries: int) -> int:
+    command = [sys.executable, "-m", "benchmarks.reconciliation_daily", "--warehouse",
                str(source), "--account", account, "--copy-to", str(target),
-               "--entries", str(entries or "")]  # fmt: skip
+               "--entries", str(entries)]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"copying {source} failed:\n{done.stderr[-2000:]}")
@@ -180,9 +213,13 @@ def main() -> None:
     parser.add_argument("--lookback", type=int, default=7, help="days the daily sync re-lands")
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--copy-to", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.warehouse, args.account, args.lookback)))
+        return
+    if args.copy_to:
+        print(truncated_copy(args.warehouse, args.copy_to, args.account, int(args.entries)))
         return
     sizes = [int(n) for n in args.entries.split(",") if n]
     load_start = os.getloadavg()
