@@ -54,6 +54,36 @@ def after_last_day(last: pl.DataFrame | None, summary_day: date | None) -> date 
     return max(last_day, summary_day)
 
 
+def with_movement_after_last(
+    daily: pl.DataFrame, movement: dict[str, Any], run_id: str
+) -> pl.DataFrame:
+    """A movement after the last entry, added to its day's hidden movements and closing; a day
+    without entries gets a row of its own, opening at the last closing before it."""
+    day, gap = movement["observed_on"], movement["gap"]
+    if daily.filter(pl.col("day") == day).height:
+        on_day = pl.col("day") == day
+        return daily.with_columns(
+            pl.when(on_day).then(pl.col(c) + gap).otherwise(pl.col(c)).cast(daily.schema[c])
+            for c in ("hidden_movements", "closing")
+        )
+    before = daily.filter(pl.col("day") < day).sort("day").tail(1)
+    if not before.height:
+        return daily
+    closing = before["closing"][0]
+    zero = pl.lit(0).cast(daily.schema["debits"])
+    added = before.select(
+        "account",
+        pl.lit(day, dtype=pl.Date).alias("day"),
+        pl.lit(closing).cast(daily.schema["opening"]).alias("opening"),
+        *(zero.alias(c) for c in ("debits", "credits", "refunds", "adjustments", "other")),
+        pl.lit(gap).cast(daily.schema["hidden_movements"]).alias("hidden_movements"),
+        pl.lit(closing + gap).cast(daily.schema["closing"]).alias("closing"),
+        pl.lit(0, dtype=daily.schema["entries"]).alias("entries"),
+        pl.lit(run_id).alias("run_id"),
+    )
+    return pl.concat([daily, added.select(daily.columns)], how="vertical_relaxed")
+
+
 def mismatch_rows(found: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataFrame:
     """Breakdown findings as ``breakdown_mismatches`` rows: credits of usage, in their own
     columns, so no one adds them to balance movements."""

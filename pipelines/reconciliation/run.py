@@ -27,7 +27,12 @@ import polars as pl
 from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
 from pipelines.reconciliation.context import Context, load_context
 from pipelines.reconciliation.convention import infer_convention
-from pipelines.reconciliation.findings import after_last_day, mismatch_rows, move_opening_into_day
+from pipelines.reconciliation.findings import (
+    after_last_day,
+    mismatch_rows,
+    move_opening_into_day,
+    with_movement_after_last,
+)
 from pipelines.reconciliation.incremental import PassPlan, fingerprint, plan_pass
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
 from pipelines.reconciliation.result import (
@@ -36,7 +41,7 @@ from pipelines.reconciliation.result import (
     ReconciliationResult,
 )
 from pipelines.reconciliation.slices import LedgerSlice, ledger_days, plan_slices, read_slice
-from pipelines.reconciliation.staging import AccountStage, with_movement_after_last
+from pipelines.reconciliation.staging import AccountStage
 from pipelines.warehouse.derived import validate_staged
 from pipelines.warehouse.writer import AccountReplacement, StagedDerived, Warehouse
 from transforms.breaks import empty_breaks, placed

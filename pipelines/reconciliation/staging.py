@@ -2,8 +2,8 @@
 
 The enriched ledger is the large output (one row per entry), so each slice's rows go to a Parquet
 file as soon as the slice is reconciled and memory stays bounded by the slice. The daily balance
-and the breaks are small (a row per day, a row per finding): they are kept until the end, where
-the movement after the last entry is added to its day, then written too.
+and the breaks are small (a row per day, a row per finding): the caller keeps them until the end,
+where the movement after the last entry is added to its day (`findings`), then writes them too.
 """
 
 from __future__ import annotations
@@ -48,33 +48,3 @@ class AccountStage:
             files={t: tuple(p) for t, p in self.files.items()},
             rows={t: tuple(r) for t, r in self.rows.items()},
         )
-
-
-def with_movement_after_last(
-    daily: pl.DataFrame, movement: dict[str, Any], run_id: str
-) -> pl.DataFrame:
-    """A movement after the last entry, added to its day's hidden movements and closing; a day
-    without entries gets a row of its own, opening at the last closing before it."""
-    day, gap = movement["observed_on"], movement["gap"]
-    if daily.filter(pl.col("day") == day).height:
-        on_day = pl.col("day") == day
-        return daily.with_columns(
-            pl.when(on_day).then(pl.col(c) + gap).otherwise(pl.col(c)).alias(c)
-            for c in ("hidden_movements", "closing")
-        )
-    before = daily.filter(pl.col("day") < day).sort("day").tail(1)
-    if not before.height:
-        return daily
-    closing = before["closing"][0]
-    zero = pl.lit(0).cast(daily.schema["debits"])
-    added = before.select(
-        "account",
-        pl.lit(day, dtype=pl.Date).alias("day"),
-        pl.lit(closing).cast(daily.schema["opening"]).alias("opening"),
-        *(zero.alias(c) for c in ("debits", "credits", "refunds", "adjustments", "other")),
-        pl.lit(gap).cast(daily.schema["hidden_movements"]).alias("hidden_movements"),
-        pl.lit(closing + gap).cast(daily.schema["closing"]).alias("closing"),
-        pl.lit(0, dtype=daily.schema["entries"]).alias("entries"),
-        pl.lit(run_id).alias("run_id"),
-    )
-    return pl.concat([daily, added.select(daily.columns)], how="vertical_relaxed")
