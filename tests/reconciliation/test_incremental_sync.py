@@ -46,3 +46,10 @@ def test_a_daily_sync_reconciles_incrementally_and_full_reconcile_redoes_it_all(
     assert full.returncode == 0, full.stderr
     assert table(settings.warehouse, CARRY) == [("full", "full: requested (--full-reconcile)")]
     assert [table(settings.warehouse, sql) for sql in DERIVED] == kept
+
+
+def test_sync_offers_full_reconcile() -> None:
+    """The flag is the command's (the slow test above proves what it does)."""
+    shown = cli_in_process("sync", "--help")
+    assert shown.returncode == 0, shown.stderr
+    assert "--full-reconcile" in shown.stdout
