@@ -247,12 +247,13 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
 def _committed(
     wh: Warehouse, staged: list[AccountOutcome[tuple[ReconciliationResult, StagedDerived]]]
 ) -> list[AccountOutcome[ReconciliationResult]]:
-    """Every staged account written in one transaction; the accounts that failed to stage are
-    not in it and keep their failure. Should the transaction itself fail, nothing was written
-    and every account says so."""
+    """Every staged account written in one transaction; an account that failed to stage is not
+    in it: it keeps its failure and its previous rows, and its next pass is full. Should the
+    transaction itself fail, nothing was written and every account says so."""
     ready = [o.result[1] for o in staged if o.result is not None]
+    failed = [o.account.name for o in staged if o.result is None]
     try:
-        commit_staged(wh, ready, DUCKDB_MEMORY_LIMIT)
+        commit_staged(wh, ready, DUCKDB_MEMORY_LIMIT, failed)
     except Exception as exc:  # isolation is the point: each account's line says what happened
         return [
             o if o.result is None else AccountOutcome(

@@ -108,13 +108,15 @@ def plan_pass(
     if not _has_table(source, "reconciliation_carry"):
         return whole("no carried state (first reconciliation since the upgrade)")
     state = source.read(
-        "SELECT run_id, checked_at, fingerprint, last_day FROM reconciliation_carry "
+        "SELECT run_id, checked_at, fingerprint, mode, last_day FROM reconciliation_carry "
         "WHERE account = ?",
         [account],
     )
     if not state.height:
         return whole("no carried state (first reconciliation)")
     carried = state.row(0, named=True)
+    if carried["mode"] == "failed":
+        return whole("the last reconciliation of this account failed")
     latest = source.read(
         "SELECT run_id FROM reconciliation_runs WHERE account = ? ORDER BY checked_at DESC LIMIT 1",
         [account],

@@ -109,16 +109,26 @@ def reconcile_account(
     """Reconciles `account` and replaces its derived rows in one transaction; `full` re-derives
     its whole history even when the rows before the sync's first day could be kept."""
     with tempfile.TemporaryDirectory(prefix="creditlens-reconcile-") as root:
-        result, staged = stage_account(warehouse, account, options, run_id, Path(root), full=full)
+        try:
+            result, staged = stage_account(
+                warehouse, account, options, run_id, Path(root), full=full
+            )
+        except Exception:
+            commit_staged(warehouse, [], options.duckdb_memory_limit, failed=[account])
+            raise
         commit_staged(warehouse, [staged], options.duckdb_memory_limit)
     return result
 
 
 def commit_staged(
-    warehouse: Warehouse, staged: Sequence[StagedDerived], memory_limit: str | None
+    warehouse: Warehouse,
+    staged: Sequence[StagedDerived],
+    memory_limit: str | None,
+    failed: Sequence[str] = (),
 ) -> None:
-    """Every account's staged rows in one transaction (each was validated when staged)."""
-    warehouse.commit_derived(staged, memory_limit)
+    """Every account's staged rows in one transaction (each was validated when staged); the
+    `failed` accounts keep their rows and reconcile fully next time."""
+    warehouse.commit_derived(staged, memory_limit, failed)
 
 
 def stage_account(

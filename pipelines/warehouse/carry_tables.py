@@ -28,7 +28,12 @@ RECONCILIATION_CARRY = Table(
             "snapshots, schema version. A different one forces a full reconciliation.",
             True,
         ),
-        Column("mode", "VARCHAR", "full or incremental.", True),
+        Column(
+            "mode",
+            "VARCHAR",
+            "full or incremental; failed when a later reconciliation failed (the next is full).",
+            True,
+        ),
         Column("reconciled_from", "DATE", "First UTC day rewritten; null for a full pass."),
         Column("reason", "VARCHAR", "Why the pass was full, or where it started.", True),
         Column("last_day", "DATE", "UTC day of the last entry reconciled; null if none."),

@@ -94,15 +94,24 @@ def commit_derived(
     lock_timeout_s: float,
     accounts: Sequence[StagedDerived],
     memory_limit: str | None = None,
+    failed: Sequence[str] = (),
 ) -> None:
-    """Every account's staged rows in one transaction (validated first by the caller)."""
-    if not accounts:
+    """Every account's staged rows in one transaction (validated first by the caller). The
+    carry of each `failed` account is marked failed in the same transaction: its rows stay as
+    they were, and its next reconciliation is a full one."""
+    if not accounts and not failed:
         return
     with open_for_write(path, lock_timeout_s) as con:
         _limit_memory(con, memory_limit)
         with transaction(con):
             for staged in accounts:
                 _replace(con, staged)
+            for account in failed:
+                con.execute(
+                    "UPDATE reconciliation_carry SET mode = 'failed', "
+                    "reason = 'the last reconciliation failed' WHERE account = ?",
+                    [account],
+                )
 
 
 def _replace(con: duckdb.DuckDBPyConnection, staged: StagedDerived) -> None:

@@ -82,10 +82,14 @@ class Warehouse:
         return derived.reading(self.path, self.lock_timeout_s, memory_limit)
 
     def commit_derived(
-        self, accounts: Sequence[StagedDerived], memory_limit: str | None = None
+        self,
+        accounts: Sequence[StagedDerived],
+        memory_limit: str | None = None,
+        failed: Sequence[str] = (),
     ) -> None:
-        """Every account's staged derived rows in one transaction."""
-        derived.commit_derived(self.path, self.lock_timeout_s, accounts, memory_limit)
+        """Every account's staged derived rows in one transaction; the carry of each `failed`
+        account marked so its next reconciliation is full."""
+        derived.commit_derived(self.path, self.lock_timeout_s, accounts, memory_limit, failed)
 
     def publish_analyst_copy(self) -> Path:
         return publish.publish_analyst_copy(self.path, self.analyst_copy, self.lock_timeout_s)

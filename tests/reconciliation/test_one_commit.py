@@ -10,7 +10,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.reconciliation.run import ReconcileOptions, commit_staged, stage_account
+from pipelines.reconciliation.run import (
+    ReconcileOptions,
+    commit_staged,
+    reconcile_account,
+    stage_account,
+)
 from pipelines.warehouse.derived import StagedInvalid, validate_staged
 from pipelines.warehouse.writer import Warehouse
 from tests.reconciliation.test_incremental_reconciliation import _days, everything
@@ -59,3 +64,16 @@ def test_a_failing_commit_writes_no_account(warehouse: Warehouse, tmp_path: Path
     with pytest.raises(Exception, match=r"gone\.parquet"):
         commit_staged(warehouse, [good, missing], OPTIONS.duckdb_memory_limit)
     assert everything(warehouse, "acme", "all-or-nothing")["reconciliation_runs"] == []
+
+
+def test_after_a_failed_reconciliation_the_next_is_full(warehouse: Warehouse) -> None:
+    """A failure leaves the account's rows as they were, and its carry marked: whatever made it
+    fail, the next pass re-derives everything rather than resume from rows it cannot vouch for."""
+    reconcile_account(warehouse, "acme", OPTIONS, "before")
+    kept = everything(warehouse, "acme", "before")
+    with pytest.raises(ValueError, match="tolerance must not be negative"):
+        reconcile_account(warehouse, "acme", dataclasses.replace(OPTIONS, tolerance=-1), "bad")
+    assert everything(warehouse, "acme", "before") == kept
+    after = reconcile_account(warehouse, "acme", OPTIONS, "after")
+    assert after.pass_kind == "full: the last reconciliation of this account failed"
+    assert everything(warehouse, "acme", "after") == kept
