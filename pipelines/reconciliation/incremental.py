@@ -92,7 +92,7 @@ def plan_pass(
     *,
     stamp: str,
     full: bool,
-    inferred: bool,
+    infer: bool,
     rules: EntryTypeRules,
     tolerance: Decimal,
 ) -> PassPlan:
@@ -103,7 +103,7 @@ def plan_pass(
 
     if full:
         return whole("requested (--full-reconcile)")
-    if inferred:
+    if infer:
         return whole("the sign convention is inferred over the whole ledger")
     if not _has_table(source, "reconciliation_carry"):
         return whole("no carried state (first reconciliation since the upgrade)")
@@ -139,7 +139,7 @@ def plan_pass(
     limit = min(d for d in (touched, carried["last_day"], last.astimezone(UTC).date()) if d)
     boundary = _boundary_day(source, account, limit)
     if boundary is None:
-        return whole(f"no day in the {SEARCH_DAYS} before {limit} ends on a single entry")
+        return whole(f"no day in the {SEARCH_DAYS} days before {limit} ends on a single entry")
     since = datetime.combine(boundary + timedelta(days=1), time(), UTC)
     state_before = _carried(source, account, since, context, rules, tolerance)
     if state_before is None:

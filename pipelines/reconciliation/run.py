@@ -156,7 +156,7 @@ def stage_account(
             context,
             stamp=stamp,
             full=full,
-            inferred=options.sign_convention == "infer",
+            infer=options.sign_convention == "infer",
             rules=rules,
             tolerance=tolerance,
         )

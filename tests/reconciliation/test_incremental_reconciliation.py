@@ -225,7 +225,7 @@ def test_a_daily_sync_is_reconciled_from_the_day_before_its_first(warehouse: War
     [
         ("tolerance", "full: settings, schema or subscription/campaign snapshots changed"),
         ("plan", "full: settings, schema or subscription/campaign snapshots changed"),
-        ("first day", "full: no day in the 40 before 2025-01-01 ends on a single entry"),
+        ("first day", "full: no day in the 40 days before 2025-01-01 ends on a single entry"),
         ("foreign run", "full: the carried state is not the latest reconciliation's"),
         ("infer", "full: the sign convention is inferred over the whole ledger"),
     ],
