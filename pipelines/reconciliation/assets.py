@@ -170,9 +170,12 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
     ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
         run_id = context.run.run_id
         accounts = [a.name for a in platform_api.accounts()]
+        staging = warehouse.staging_root()
+        staging.mkdir(parents=True, exist_ok=True)
         with (
             warehouse.step(context, "reconciliation"),
-            tempfile.TemporaryDirectory(prefix="creditlens-reconcile-") as root,
+            # Beside the warehouse (CREDITLENS_STAGING_DIR): a full pass stages every entry.
+            tempfile.TemporaryDirectory(prefix=f"reconcile-{run_id}-", dir=staging) as root,
         ):
             wh = warehouse.warehouse()
 
