@@ -44,6 +44,7 @@ def test_a_daily_sync_reconciles_incrementally_and_full_reconcile_redoes_it_all(
     kept = [table(settings.warehouse, sql) for sql in DERIVED]
     full = cli_in_process("sync", "--full-reconcile")
     assert full.returncode == 0, full.stderr
+    assert "  reconciled full: requested (--full-reconcile)" in full.stdout.splitlines()
     assert table(settings.warehouse, CARRY) == [("full", "full: requested (--full-reconcile)")]
     assert [table(settings.warehouse, sql) for sql in DERIVED] == kept
 
