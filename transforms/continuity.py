@@ -13,7 +13,8 @@ usage entries, all debits).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
 import polars as pl
@@ -48,6 +49,7 @@ class Reconciliation:
     convention: SignConvention
     searched_groups: int
     ambiguous_groups: int
+    ambiguous_days: dict[date, int] = field(default_factory=dict)
 
 
 def reconcile_continuity(
@@ -104,6 +106,7 @@ def reconcile_continuity(
         chain = chain.with_columns(_candidate_column(tol))
     chain = _accounts_by_name(chain, account_names)
     breaks = _continuity_breaks(signed, chain, ambiguous)
+    ambiguous_days = _days_of_groups(chain, ambiguous)
     placement = _placement(chain)
     del chain  # the ordered ledger is the largest frame made here: free the chain first
     ordered = signed[placement["__row"]].with_columns(
@@ -116,7 +119,23 @@ def reconcile_continuity(
         convention=convention,
         searched_groups=len(searched),
         ambiguous_groups=len(ambiguous),
+        ambiguous_days=ambiguous_days,
     )
+
+
+def _days_of_groups(chain: pl.DataFrame, groups: set[int]) -> dict[date, int]:
+    """How many of `groups` fall on each UTC day (the day of the group's createdAt)."""
+    if not groups:
+        return {}
+    flagged = pl.Series(sorted(groups), dtype=chain["__group"].dtype).implode()
+    days = (
+        chain.filter(pl.col("__group").is_in(flagged))
+        .group_by("__group")
+        .agg(pl.col("__at").first())
+        .group_by(day=pl.from_epoch(pl.col("__at"), time_unit="us").dt.date())
+        .agg(pl.len())
+    )
+    return {day: int(n) for day, n in days.iter_rows()}
 
 
 def _account_keys(accounts: pl.Series) -> tuple[pl.Series, dict[int, str]]:

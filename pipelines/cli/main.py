@@ -48,6 +48,14 @@ def sync(
             help="Only this account of the accounts file (repeat for several; default: all).",
         ),
     ] = None,
+    full_reconcile: Annotated[
+        bool,
+        typer.Option(
+            "--full-reconcile",
+            help="Re-derive every account's whole history instead of starting from the first "
+            "day this sync touched.",
+        ),
+    ] = False,
 ) -> None:
     """Sync the ledger and the billing snapshots of every account into CREDITLENS_WAREHOUSE,
     several accounts at once (CREDITLENS_ACCOUNT_CONCURRENCY), then reconcile. An account that
@@ -56,7 +64,9 @@ def sync(
         from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
         from pipelines.config.settings import Settings
 
-        report = run_sync(Settings.from_env(), since, until, account or ())
+        report = run_sync(
+            Settings.from_env(), since, until, account or (), full_reconcile=full_reconcile
+        )
         for line in summary_lines(report):
             typer.echo(line)
         failed = failure_lines(report)

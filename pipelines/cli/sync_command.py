@@ -90,18 +90,29 @@ def check_writable(settings: Settings) -> None:
 
 
 def run_sync(
-    settings: Settings, since: str | None, until: str | None, accounts: Sequence[str] = ()
+    settings: Settings,
+    since: str | None,
+    until: str | None,
+    accounts: Sequence[str] = (),
+    *,
+    full_reconcile: bool = False,
 ) -> SyncReport:
     """One sync, and one publish of the analyst copy at its end whatever it wrote."""
     with publishing_once():
-        return _run_sync(settings, since, until, accounts)
+        return _run_sync(settings, since, until, accounts, full_reconcile=full_reconcile)
 
 
 def _run_sync(
-    settings: Settings, since: str | None, until: str | None, accounts: Sequence[str] = ()
+    settings: Settings,
+    since: str | None,
+    until: str | None,
+    accounts: Sequence[str] = (),
+    *,
+    full_reconcile: bool = False,
 ) -> SyncReport:
     """Every configured account (or those named), in three runs whatever their number, several
-    accounts at once inside each; one account failing fails only itself."""
+    accounts at once inside each; one account failing fails only itself. ``full_reconcile``
+    re-derives each account's whole history (--full-reconcile)."""
     settings = settings.selecting(accounts)
     per_account = named_per_account(settings)
     sync_id = f"cli-{uuid.uuid4().hex}"
@@ -147,7 +158,10 @@ def _run_sync(
     if landed:
         defs = build_definitions(_only(settings, landed))
         snapshots = run_job(defs, "snapshot_sync", dagster_instance, sync_id=sync_id)
-        reconciliation = run_job(defs, "reconciliation_run", dagster_instance, sync_id=sync_id)
+        reconciliation = run_job(
+            defs, "reconciliation_run", dagster_instance, sync_id=sync_id,
+            op_config={"reconciliation": {"full_reconcile": True}} if full_reconcile else None,
+        )  # fmt: skip
     else:
         snapshots, reconciliation = RunOutcome(JOBS[1], True), RunOutcome(JOBS[2], True)
     for step in ("snapshots", "reconciliation"):

@@ -50,6 +50,7 @@ def account_line(report: SyncReport, account: str) -> str:
             f"reconciliation: {summary.movements} hidden movement(s) (gross {summary.gross}, "
             f"net {summary.net}), {summary.mismatches} breakdown mismatch(es), "
             f"{summary.unacknowledged} not acknowledged"
+            + (f" ({summary.reconciled})" if summary.reconciled else "")
         )
     return f"{account}: " + "; ".join(parts)
 
@@ -83,6 +84,8 @@ def reconciliation_lines(report: SyncReport) -> list[str]:
         f"{summary.mismatches} breakdown mismatch(es); {summary.acknowledged} acknowledged, "
         f"{summary.unacknowledged} not"
     ]
+    if summary.reconciled:  # "incremental from 2026-11-19" or "full: <why>"
+        lines.append(f"  reconciled {summary.reconciled}")
     if summary.opening_status == "skipped":  # a break is listed with the movements below
         lines.append(f"  opening: {summary.opening_message}")
     lines += finding_lines(report)

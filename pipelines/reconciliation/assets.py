@@ -11,9 +11,16 @@ block (pipelines/ledger/checks.py).
 
 Each account is reconciled on its own, as the other steps sync it
 (pipelines/orchestration/account_work.py): one account's failure is its line, recorded in
-``sync_outcomes`` and on its checks, and the others are reconciled.
+``sync_outcomes`` and on its checks, and the others are reconciled. Each account's rows are
+staged and validated on their own, then every account that succeeded is written in one
+transaction: a failed account is left out of it, and keeps its previous rows.
+
+A reconciliation starts from the first day the sync touched when it can (pipelines/
+reconciliation/incremental.py); the run config's ``full_reconcile`` (the CLI's
+``--full-reconcile``) re-derives every account's whole history.
 """
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,9 +34,11 @@ from dagster import (
     AssetObservation,
     AssetsDefinition,
     AssetSpec,
+    Config,
     MaterializeResult,
     multi_asset,
 )
+from pydantic import Field
 
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
@@ -38,12 +47,25 @@ from pipelines.orchestration.account_checks import (
     check_names,
     named_per_account,
 )
-from pipelines.orchestration.account_work import at_least_one, failures, for_each_account
+from pipelines.orchestration.account_work import (
+    AccountFailure,
+    AccountOutcome,
+    at_least_one,
+    failures,
+    for_each_account,
+    succeeded,
+)
 from pipelines.orchestration.automation import with_the_refresh
 from pipelines.orchestration.metadata import row_count
 from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.reconciliation.resources import ReconcileResource
-from pipelines.reconciliation.run import ReconciliationResult, breaks_records, reconcile_account
+from pipelines.reconciliation.run import (
+    DUCKDB_MEMORY_LIMIT,
+    ReconciliationResult,
+    breaks_records,
+    commit_staged,
+    stage_account,
+)
 from pipelines.reconciliation.summary import (
     BREAKDOWN,
     HIDDEN_MOVEMENTS,
@@ -55,6 +77,7 @@ from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
 from pipelines.warehouse.row_counts import account_rows, table_rows
+from pipelines.warehouse.writer import StagedDerived, Warehouse
 from transforms.cross_checks import CheckOutcome
 
 UPSTREAM = [AssetKey("ledger_entries"), *(AssetKey(table) for table in SNAPSHOT_TABLES)]
@@ -86,6 +109,16 @@ CHECKS = {
     BREAKDOWN: "The current period's breakdown equals the ledger's debits.",
     SUMMARY: "The current balance equals the last entry's balanceAfter.",
 }
+
+
+class ReconciliationRunConfig(Config):
+    """How far back this run re-derives."""
+
+    full_reconcile: bool = Field(
+        default=False,
+        description="Re-derive every account's whole history, not only from the first day the "
+        "sync touched (the CLI's --full-reconcile).",
+    )
 
 
 def build_reconciliation(settings: Settings) -> AssetsDefinition:
@@ -130,23 +163,35 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
     )
     def reconciliation(
         context: AssetExecutionContext,
+        config: ReconciliationRunConfig,
         platform_api: PlatformApiResource,
         warehouse: WarehouseResource,
         reconcile_config: ReconcileResource,
     ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
         run_id = context.run.run_id
         accounts = [a.name for a in platform_api.accounts()]
-        with warehouse.step(context, "reconciliation"):
+        staging = warehouse.staging_root()
+        staging.mkdir(parents=True, exist_ok=True)
+        with (
+            warehouse.step(context, "reconciliation"),
+            # Beside the warehouse (CREDITLENS_STAGING_DIR): a full pass stages every entry.
+            tempfile.TemporaryDirectory(prefix=f"reconcile-{run_id}-", dir=staging) as root,
+        ):
             wh = warehouse.warehouse()
 
-            def reconcile(account: AccountSettings) -> ReconciliationResult:
+            def reconcile(account: AccountSettings) -> tuple[ReconciliationResult, StagedDerived]:
                 options = reconcile_config.options(account.name)
-                return reconcile_account(wh, account.name, options, run_id)
+                return stage_account(
+                    wh, account.name, options, run_id, Path(root), full=config.full_reconcile
+                )
 
-            # One at a time: each holds the warehouse's one writer for its whole transaction.
-            outcomes = for_each_account(
+            # One at a time: each holds its slices in memory while it stages them.
+            staged = for_each_account(
                 platform_api.accounts(), reconcile, step="reconciliation", concurrency=1
             )
+            outcomes = _committed(wh, staged)
+            for _, result in succeeded(outcomes):
+                context.log.info(f"account {result.account}: reconciliation {result.pass_kind}")
             record_step(wh, "reconciliation", outcomes, tags=context.run.tags, run_id=run_id)
             failed = failures(outcomes)
             for failure in failed:  # before at_least_one, which fails when all did
@@ -200,6 +245,32 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
                 )  # fmt: skip
 
     return reconciliation
+
+
+def _committed(
+    wh: Warehouse, staged: list[AccountOutcome[tuple[ReconciliationResult, StagedDerived]]]
+) -> list[AccountOutcome[ReconciliationResult]]:
+    """Every staged account written in one transaction; an account that failed to stage is not
+    in it: it keeps its failure and its previous rows, and its next pass is full. Should the
+    transaction itself fail, nothing was written and every account says so."""
+    ready = [o.result[1] for o in staged if o.result is not None]
+    failed = [o.account.name for o in staged if o.result is None]
+    try:
+        commit_staged(wh, ready, DUCKDB_MEMORY_LIMIT, failed)
+    except Exception as exc:  # isolation is the point: each account's line says what happened
+        return [
+            o if o.result is None else AccountOutcome(
+                o.account, failure=AccountFailure.of(o.account.name, "reconciliation", exc),
+                exception=exc,
+            )
+            for o in staged
+        ]  # fmt: skip
+    return [
+        AccountOutcome(o.account, failure=o.failure, exception=o.exception)
+        if o.result is None
+        else AccountOutcome(o.account, result=o.result[0])
+        for o in staged
+    ]
 
 
 def _row_counts(

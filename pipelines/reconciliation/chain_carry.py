@@ -13,7 +13,8 @@ first entry being the only one without a predecessor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
 import polars as pl
@@ -46,6 +47,7 @@ class SliceReconciliation:
     breaks: pl.DataFrame
     ambiguous_groups: int
     carry: ChainCarry
+    ambiguous_days: dict[date, int] = field(default_factory=dict)
 
 
 def reconcile_slice(
@@ -78,7 +80,9 @@ def reconcile_slice(
         entries=carry.entries + ordered.height,
         closes_alone=closing == 1 if ordered.height else carry.closes_alone,
     )
-    return SliceReconciliation(ordered, result.breaks, result.ambiguous_groups, following)
+    return SliceReconciliation(
+        ordered, result.breaks, result.ambiguous_groups, following, result.ambiguous_days
+    )
 
 
 def _detached(row: pl.DataFrame) -> pl.DataFrame:

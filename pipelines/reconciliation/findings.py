@@ -15,7 +15,6 @@ from typing import Any
 import polars as pl
 
 from pipelines.warehouse.finding_tables import LATEST_ACTIONS
-from pipelines.warehouse.writer import AccountReplacement
 
 # break_id -> the gap it was acknowledged with (the latest action being 'ack').
 Acknowledgements = dict[str, Decimal]
@@ -55,27 +54,34 @@ def after_last_day(last: pl.DataFrame | None, summary_day: date | None) -> date 
     return max(last_day, summary_day)
 
 
-_DAILY_TERMS = "debits, credits, refunds, adjustments, other"
-
-
-def add_to_day(out: AccountReplacement, movement: dict[str, Any], run_id: str) -> None:
+def with_movement_after_last(
+    daily: pl.DataFrame, movement: dict[str, Any], run_id: str
+) -> pl.DataFrame:
     """A movement after the last entry, added to its day's hidden movements and closing; a day
-    without entries gets a row of its own, opening at the last closing."""
-    day, gap, account = movement["observed_on"], movement["gap"], movement["account"]
-    out.execute(
-        "UPDATE daily_balance SET hidden_movements = hidden_movements + ?, closing = closing + ? "
-        "WHERE account = ? AND day = ?",
-        [gap, gap, account, day],
+    without entries gets a row of its own, opening at the last closing before it."""
+    day, gap = movement["observed_on"], movement["gap"]
+    if daily.filter(pl.col("day") == day).height:
+        on_day = pl.col("day") == day
+        return daily.with_columns(
+            pl.when(on_day).then(pl.col(c) + gap).otherwise(pl.col(c)).cast(daily.schema[c])
+            for c in ("hidden_movements", "closing")
+        )
+    before = daily.filter(pl.col("day") < day).sort("day").tail(1)
+    if not before.height:
+        return daily
+    closing = before["closing"][0]
+    zero = pl.lit(0).cast(daily.schema["debits"])
+    added = before.select(
+        "account",
+        pl.lit(day, dtype=pl.Date).alias("day"),
+        pl.lit(closing).cast(daily.schema["opening"]).alias("opening"),
+        *(zero.alias(c) for c in ("debits", "credits", "refunds", "adjustments", "other")),
+        pl.lit(gap).cast(daily.schema["hidden_movements"]).alias("hidden_movements"),
+        pl.lit(closing + gap).cast(daily.schema["closing"]).alias("closing"),
+        pl.lit(0, dtype=daily.schema["entries"]).alias("entries"),
+        pl.lit(run_id).alias("run_id"),
     )
-    out.execute(
-        f"INSERT INTO daily_balance (account, day, opening, {_DAILY_TERMS}, hidden_movements, "
-        "closing, entries, run_id) "
-        "SELECT ?, ?, closing, 0, 0, 0, 0, 0, ?, closing + ?, 0, ? FROM daily_balance "
-        "WHERE account = ? AND day < ? "
-        "AND NOT EXISTS (SELECT 1 FROM daily_balance WHERE account = ? AND day = ?) "
-        "ORDER BY day DESC LIMIT 1",
-        [account, day, gap, gap, run_id, account, day, account, day],
-    )
+    return pl.concat([daily, added.select(daily.columns)], how="vertical_relaxed")
 
 
 def mismatch_rows(found: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataFrame:

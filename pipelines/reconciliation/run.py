@@ -1,42 +1,50 @@
-"""Reconciling one account: read the landed tables, apply the transforms, write the results.
+"""Reconciling one account: read the landed tables, apply the transforms, stage the results.
 
 The rules are in transforms/ (pure polars); this module only moves data between them and the
 warehouse, so the same rules can be tested on frames and run on the real file. The ledger is
-read and written one slice of whole days at a time (`slices`), with what the rules need carried
-from slice to slice (`chain_carry`), so memory is bounded by the slice and the results are those
-of one run over the whole ledger.
+read one slice of whole days at a time (`slices`), with what the rules need carried from slice
+to slice (`chain_carry`), so memory is bounded by the slice and the results are those of one run
+over the whole ledger. A pass starts from the first day a sync touched when the rows before it
+can be kept (`incremental`), else from the first entry.
+
+Reading and staging (`stage_account`) happen under the shared lock, outside any transaction;
+the staged rows of every account are then written in one transaction (`commit_staged`), from
+which an account that failed is simply absent.
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
+from pipelines.reconciliation.context import Context, load_context
 from pipelines.reconciliation.convention import infer_convention
 from pipelines.reconciliation.findings import (
-    Acknowledgements,
-    add_to_day,
     after_last_day,
     mismatch_rows,
     move_opening_into_day,
-    read_acknowledgements,
+    with_movement_after_last,
 )
+from pipelines.reconciliation.incremental import PassPlan, fingerprint, plan_pass
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
-from pipelines.reconciliation.slices import (
-    SLICE_ENTRIES,
-    LedgerSlice,
-    Reader,
-    ledger_days,
-    plan_slices,
-    read_slice,
+from pipelines.reconciliation.result import (
+    DUCKDB_MEMORY_LIMIT,
+    ReconcileOptions,
+    ReconciliationResult,
 )
-from pipelines.warehouse.writer import AccountReplacement, Warehouse
-from transforms.breaks import BREAK_KINDS, empty_breaks, placed
+from pipelines.reconciliation.slices import LedgerSlice, ledger_days, plan_slices, read_slice
+from pipelines.reconciliation.staging import AccountStage
+from pipelines.warehouse.derived import validate_staged
+from pipelines.warehouse.writer import AccountReplacement, StagedDerived, Warehouse
+from transforms.breaks import empty_breaks, placed
 from transforms.cross_checks import (
     CheckOutcome,
     ItemKey,
@@ -47,136 +55,20 @@ from transforms.cross_checks import (
     ledger_debits,
     ledger_end,
     no_ledger_entries,
-    read_breakdown,
-    read_summary,
 )
 from transforms.entry_type import EntryTypeRules
 from transforms.micros import decimal_to_micros
 from transforms.normalize import SIGN_CONVENTIONS, SignConvention, SignInference
 from transforms.opening import compare_opening, ledger_start
 
-DERIVED_TABLES = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_chain")
-# DuckDB's buffers while reconciling: blocks read and rows written in the open transaction are
-# kept up to this, then spill to the file. At 1M entries 64MB peaks ~60 MB below 128MB.
-DUCKDB_MEMORY_LIMIT = "64MB"
-
-
-@dataclass(frozen=True)
-class ReconcileOptions:
-    sign_convention: str = "signed"
-    tolerance: Decimal = Decimal(0)
-    debit_type_pattern: str | None = None
-    slice_entries: int | None = SLICE_ENTRIES  # None: the whole ledger at once
-    duckdb_memory_limit: str | None = DUCKDB_MEMORY_LIMIT  # None: the connection's default
-
-    def rules(self) -> EntryTypeRules:
-        if self.debit_type_pattern:
-            return EntryTypeRules(debit_pattern=self.debit_type_pattern)
-        return EntryTypeRules()
-
-
-@dataclass(frozen=True)
-class ReconciliationResult:
-    account: str
-    entries: int
-    convention: str
-    inferred: bool
-    tolerance: Decimal
-    breaks: pl.DataFrame  # hidden movements of every placement, then breakdown mismatches
-    summary: CheckOutcome
-    breakdown: CheckOutcome
-    ambiguous_ties: int
-    opening: CheckOutcome = field(
-        default_factory=lambda: CheckOutcome("unavailable", "", empty_breaks(), Decimal(0))
-    )
-    acknowledged: frozenset[str] = frozenset()  # break ids acknowledged with their current gap
-
-    @property
-    def continuity_breaks(self) -> pl.DataFrame:
-        return self.breaks.filter(pl.col("kind") == "continuity")
-
-    @property
-    def movements(self) -> pl.DataFrame:
-        """Every hidden movement, whatever its placement (the hidden_movements view's rows)."""
-        return self.breaks.filter(pl.col("kind") != "breakdown")
-
-    @property
-    def mismatches(self) -> pl.DataFrame:
-        return self.breaks.filter(pl.col("kind") == "breakdown")
-
-    def unacknowledged(self, frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.filter(~pl.col("break_id").is_in(list(self.acknowledged)))
-
-    @property
-    def open_findings(self) -> int:
-        """Movements and mismatches nobody acknowledged: what --fail-on-breaks counts."""
-        return self.breaks.height - len(self.acknowledged)
-
-    @property
-    def gross_and_net(self) -> tuple[Decimal, Decimal]:
-        """The movements' sum of |gap| and sum of gap: a net figure alone would let two
-        movements of opposite sign hide each other."""
-        gaps = self.movements["gap"].to_list()
-        return sum((abs(g) for g in gaps), Decimal(0)), sum(gaps, Decimal(0))
-
-    def counts(self) -> dict[str, int]:
-        kinds = self.breaks["kind"].to_list()
-        return {k: kinds.count(k) for k in BREAK_KINDS}
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every slice needs besides its entries: read once per reconciliation."""
-
-    subscriptions: pl.DataFrame
-    campaigns: pl.DataFrame
-    summary: Decimal | str  # the stored balance, or why the summary cannot be checked
-    breakdown: ReportedBreakdown | str
-    summary_day: date | None = None  # the UTC day the summary was fetched: it observes then
-    history_first_day: date | None = None  # where discovery found the ledger begins
-    acknowledgements: Acknowledgements = field(default_factory=dict)
-
-
-def load_context(source: Reader, account: str) -> Context:
-    """Everything but the ledger: small tables and the latest snapshots, read once.
-
-    The snapshots are handed to the checks as stored: their payloads were parsed when they
-    landed, and are not parsed again here.
-    """
-    subscriptions = source.read(
-        "SELECT account, fetched_at, plan, status FROM subscription_snapshots "
-        "WHERE account = ? AND shape_ok",
-        [account],
-    )
-    campaigns = source.read(
-        "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?", [account]
-    )
-    summary = source.read(
-        "SELECT balance, shape_ok, fetched_at FROM consumption_snapshots WHERE account = ? "
-        "ORDER BY fetched_at DESC LIMIT 1",
-        [account],
-    )
-    history = source.read(
-        "SELECT first_day FROM ledger_history WHERE account = ? "
-        "ORDER BY discovered_at DESC LIMIT 1",
-        [account],
-    )
-    breakdown = source.read(
-        "SELECT period_start, period_end, item_index, agent_id, campaign_id, channel, credits, "
-        "shape_ok FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
-        "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
-        "ORDER BY item_index",
-        [account, account],
-    )
-    return Context(
-        subscriptions=subscriptions,
-        campaigns=campaigns,
-        summary=read_summary(summary.to_dicts()),
-        breakdown=read_breakdown(breakdown.to_dicts()),
-        summary_day=summary["fetched_at"][0].astimezone(UTC).date() if summary.height else None,
-        history_first_day=history["first_day"][0] if history.height else None,
-        acknowledgements=read_acknowledgements(source, account),
-    )
+__all__ = [
+    "DUCKDB_MEMORY_LIMIT",
+    "ReconcileOptions",
+    "ReconciliationResult",
+    "commit_staged",
+    "reconcile_account",
+    "stage_account",
+]
 
 
 @dataclass(frozen=True)
@@ -199,122 +91,235 @@ class _Totals:
     carry: ChainCarry = field(default_factory=ChainCarry)
     continuity: list[pl.DataFrame] = field(default_factory=lambda: [empty_breaks()])
     ambiguous: int = 0
+    ambiguous_days: dict[date, int] = field(default_factory=dict)
     debits: dict[ItemKey, int] = field(default_factory=dict)
     opening: CheckOutcome | None = None
+    daily: list[pl.DataFrame] = field(default_factory=list)
+    breaks: list[pl.DataFrame] = field(default_factory=list)
 
 
 def reconcile_account(
-    warehouse: Warehouse, account: str, options: ReconcileOptions, run_id: str
+    warehouse: Warehouse,
+    account: str,
+    options: ReconcileOptions,
+    run_id: str,
+    *,
+    full: bool = False,
 ) -> ReconciliationResult:
-    """Reconciles `account` slice by slice and replaces its derived rows in one transaction."""
+    """Reconciles `account` and replaces its derived rows in one transaction; `full` re-derives
+    its whole history even when the rows before the sync's first day could be kept."""
+    with tempfile.TemporaryDirectory(prefix="creditlens-reconcile-") as root:
+        try:
+            result, staged = stage_account(
+                warehouse, account, options, run_id, Path(root), full=full
+            )
+        except Exception:
+            commit_staged(warehouse, [], options.duckdb_memory_limit, failed=[account])
+            raise
+        commit_staged(warehouse, [staged], options.duckdb_memory_limit)
+    return result
+
+
+def commit_staged(
+    warehouse: Warehouse,
+    staged: Sequence[StagedDerived],
+    memory_limit: str | None,
+    failed: Sequence[str] = (),
+) -> None:
+    """Every account's staged rows in one transaction (each was validated when staged); the
+    `failed` accounts keep their rows and reconcile fully next time."""
+    warehouse.commit_derived(staged, memory_limit, failed)
+
+
+def stage_account(
+    warehouse: Warehouse,
+    account: str,
+    options: ReconcileOptions,
+    run_id: str,
+    root: Path,
+    *,
+    full: bool = False,
+) -> tuple[ReconciliationResult, StagedDerived]:
+    """Reads, reconciles and stages `account` (files under a new directory in `root`), then
+    validates what it staged: a failure here is the account's alone, before any transaction."""
     _check_options(options)
     rules = options.rules()
     tolerance = Decimal(options.tolerance)
-    with warehouse.replacing_for_account(
-        account, DERIVED_TABLES, memory_limit=options.duckdb_memory_limit
-    ) as out:
-        context = load_context(out, account)
-        slices = plan_slices(ledger_days(out, account), options.slice_entries)
+    # Before the read: a landing that commits after this instant is seen by the next run.
+    checked_at = datetime.now(UTC)
+    with warehouse.reading(options.duckdb_memory_limit) as source:
+        context = load_context(source, account)
+        stamp = fingerprint(source, context, options.sign_convention, str(tolerance), rules)
+        plan = plan_pass(
+            source,
+            account,
+            context,
+            stamp=stamp,
+            full=full,
+            infer=options.sign_convention == "infer",
+            rules=rules,
+            tolerance=tolerance,
+        )
+        slices = plan_slices(ledger_days(source, account, plan.since), options.slice_entries)
         inference: SignInference | None = None
         if options.sign_convention == "infer":
-            inference = infer_convention(out, account, slices, rules)
+            inference = infer_convention(source, account, slices, rules)
         convention = inference.convention if inference else options.sign_convention
         shared = _Pass(
             account=account,
             run_id=run_id,
-            checked_at=datetime.now(UTC),
+            checked_at=checked_at,
             convention=convention,  # type: ignore[arg-type]
             tolerance=tolerance,
             rules=rules,
             context=context,
         )
-        totals = _Totals()
+        stage = AccountStage(Path(tempfile.mkdtemp(dir=root)), account, plan.since)
+        totals = _carried_totals(plan)
         for piece in slices:
-            _reconcile_slice(out, piece, shared, totals)
-        continuity = pl.concat(totals.continuity, how="vertical_relaxed")
-        entries = totals.carry.entries
-        last = totals.carry.last
-        opening = totals.opening or compare_opening(no_ledger_entries(account), None)
-        summary = compare_summary(
-            ledger_end(last, account) if last is not None else no_ledger_entries(account),
-            context.summary,
-            tolerance=tolerance,
+            _reconcile_slice(source, stage, piece, shared, totals)
+    result = _finish(stage, shared, totals, plan, inference)
+    staged = stage.staged()
+    validate_staged(staged)
+    return result, staged
+
+
+def _carried_totals(plan: PassPlan) -> _Totals:
+    """What the kept days add up to (nothing for a full pass)."""
+    carried = plan.carried
+    if carried is None:
+        return _Totals()
+    return _Totals(
+        carry=carried.carry,
+        continuity=[carried.continuity],
+        ambiguous=carried.ambiguous,
+        debits=dict(carried.debits),
+        opening=carried.opening,
+    )
+
+
+def _finish(
+    stage: AccountStage,
+    shared: _Pass,
+    totals: _Totals,
+    plan: PassPlan,
+    inference: SignInference | None,
+) -> ReconciliationResult:
+    """The checks that need the whole ledger's end, the small tables and the run's records."""
+    account, run_id, context, tolerance = (
+        shared.account, shared.run_id, shared.context, shared.tolerance)  # fmt: skip
+    continuity = pl.concat(totals.continuity, how="vertical_relaxed")
+    entries, last = totals.carry.entries, totals.carry.last
+    opening = totals.opening or compare_opening(no_ledger_entries(account), None)
+    summary = compare_summary(
+        ledger_end(last, account) if last is not None else no_ledger_entries(account),
+        context.summary,
+        tolerance=tolerance,
+    )
+    after_last = placed(
+        summary.breaks.with_columns(
+            observed_on=pl.lit(after_last_day(last, context.summary_day), dtype=pl.Date)
         )
-        after_last = placed(
-            summary.breaks.with_columns(
-                observed_on=pl.lit(after_last_day(last, context.summary_day), dtype=pl.Date)
-            )
-        )
+    )
+    daily = pl.concat(totals.daily, how="vertical_relaxed") if totals.daily else None
+    if daily is not None:
         if after_last.height:
-            add_to_day(out, after_last.row(0, named=True), run_id)
-        breakdown = compare_breakdown(
-            context.breakdown,
-            LedgerDebits(account, totals.debits) if entries else no_ledger_entries(account),
-            tolerance=tolerance,
-        )
-        mismatches = placed(breakdown.breaks)
-        out.insert("balance_breaks", stamped(after_last, run_id, shared.checked_at))
-        out.insert("breakdown_mismatches", mismatch_rows(mismatches, run_id, shared.checked_at))
-        movements = pl.concat([opening.breaks, continuity, after_last], how="vertical_relaxed")
-        found = pl.concat([movements, mismatches], how="vertical_relaxed")
-        acknowledged = context.acknowledgements
-        held = frozenset(
-            row["break_id"]
-            for row in found.select("break_id", "gap").iter_rows(named=True)
-            if row["break_id"] in acknowledged and acknowledged[row["break_id"]] == row["gap"]
-        )
-        result = ReconciliationResult(
-            account=account,
-            entries=entries,
-            convention=convention,
-            inferred=inference is not None,
-            tolerance=tolerance,
-            breaks=found,
-            summary=summary,
-            breakdown=breakdown,
-            ambiguous_ties=totals.ambiguous,
-            opening=opening,
-            acknowledged=held,
-        )
-        gross, net = result.gross_and_net
-        pairs = inference.pairs_explained if inference else {}
-        run_row = {
-            "account": account,
-            "run_id": run_id,
-            "checked_at": shared.checked_at,
-            "sign_convention": convention,
-            "sign_inferred": inference is not None,
-            "pairs_explained_signed": pairs.get("signed"),
-            "pairs_explained_unsigned": pairs.get("unsigned"),
-            "tolerance": tolerance,
-            "entries": entries,
-            "continuity_breaks": continuity.height,
-            "ambiguous_ties": totals.ambiguous,
-            "summary_status": summary.status,
-            "summary_message": summary.message,
-            "breakdown_status": breakdown.status,
-            "breakdown_message": breakdown.message,
-            "hidden_movements": movements.height,
-            "hidden_gross": gross,
-            "hidden_net": net,
-            "unacknowledged": result.open_findings,
-            "opening_status": opening.status,
-            "opening_message": opening.message,
-        }
-        out.append("reconciliation_runs", [run_row])
+            daily = with_movement_after_last(daily, after_last.row(0, named=True), run_id)
+        stage.write("daily_balance", daily)
+    stage.write("balance_breaks", pl.concat(
+        [*totals.breaks, stamped(after_last, run_id, shared.checked_at)], how="vertical_relaxed"
+    ))  # fmt: skip
+    breakdown = compare_breakdown(
+        context.breakdown,
+        LedgerDebits(account, totals.debits) if entries else no_ledger_entries(account),
+        tolerance=tolerance,
+    )
+    mismatches = placed(breakdown.breaks)
+    stage.write("breakdown_mismatches", mismatch_rows(mismatches, run_id, shared.checked_at))
+    stage.write("ambiguous_tie_days", pl.DataFrame(
+        {"account": [account] * len(totals.ambiguous_days),
+         "day": list(totals.ambiguous_days), "groups": list(totals.ambiguous_days.values())},
+        schema={"account": pl.Utf8, "day": pl.Date, "groups": pl.Int32},
+    ))  # fmt: skip
+    movements = pl.concat([opening.breaks, continuity, after_last], how="vertical_relaxed")
+    found = pl.concat([movements, mismatches], how="vertical_relaxed")
+    acknowledged = context.acknowledgements
+    held = frozenset(
+        row["break_id"]
+        for row in found.select("break_id", "gap").iter_rows(named=True)
+        if row["break_id"] in acknowledged and acknowledged[row["break_id"]] == row["gap"]
+    )
+    result = ReconciliationResult(
+        account=account,
+        entries=entries,
+        convention=shared.convention,
+        inferred=inference is not None,
+        tolerance=tolerance,
+        breaks=found,
+        summary=summary,
+        breakdown=breakdown,
+        ambiguous_ties=totals.ambiguous,
+        opening=opening,
+        acknowledged=held,
+        pass_kind=plan.describe(),
+    )
+    stage.record("reconciliation_runs", _run_row(result, shared, inference, continuity.height))
+    stage.record("reconciliation_carry", {
+        "account": account, "run_id": run_id, "checked_at": shared.checked_at,
+        "fingerprint": plan.fingerprint,
+        "mode": "full" if plan.carried is None else "incremental",
+        "reconciled_from": plan.since.date() if plan.since else None,
+        "reason": plan.describe(),
+        "last_day": last["created_at"][0].astimezone(UTC).date() if last is not None else None,
+    })  # fmt: skip
     return result
 
 
+def _run_row(
+    result: ReconciliationResult, shared: _Pass, inference: SignInference | None, breaks: int
+) -> dict[str, Any]:
+    """The run's row of reconciliation_runs."""
+    gross, net = result.gross_and_net
+    pairs = inference.pairs_explained if inference else {}
+    return {
+        "account": result.account,
+        "run_id": shared.run_id,
+        "checked_at": shared.checked_at,
+        "sign_convention": result.convention,
+        "sign_inferred": inference is not None,
+        "pairs_explained_signed": pairs.get("signed"),
+        "pairs_explained_unsigned": pairs.get("unsigned"),
+        "tolerance": result.tolerance,
+        "entries": result.entries,
+        "continuity_breaks": breaks,
+        "ambiguous_ties": result.ambiguous_ties,
+        "summary_status": result.summary.status,
+        "summary_message": result.summary.message,
+        "breakdown_status": result.breakdown.status,
+        "breakdown_message": result.breakdown.message,
+        "hidden_movements": result.movements.height,
+        "hidden_gross": gross,
+        "hidden_net": net,
+        "unacknowledged": result.open_findings,
+        "opening_status": result.opening.status,
+        "opening_message": result.opening.message,
+    }
+
+
 def _reconcile_slice(
-    out: AccountReplacement, piece: LedgerSlice, shared: _Pass, totals: _Totals
+    source: AccountReplacement,
+    stage: AccountStage,
+    piece: LedgerSlice,
+    shared: _Pass,
+    totals: _Totals,
 ) -> None:
-    """One slice: reconciled, its rows written, its share added to `totals`.
+    """One slice: reconciled, its rows staged, its share added to `totals`.
 
     A function of its own so the slice's frames are freed when it returns, before the next
     slice is read.
     """
     rules = shared.rules
-    ledger = read_slice(out, shared.account, piece)
+    ledger = read_slice(source, shared.account, piece)
     part = reconcile_slice(
         ledger,
         totals.carry,
@@ -335,13 +340,12 @@ def _reconcile_slice(
         opening = placed(outcome.breaks)
         totals.opening = replace(outcome, breaks=opening)
         daily = move_opening_into_day(daily, opening)
-        out.insert("balance_breaks", stamped(opening, shared.run_id, shared.checked_at))
-    out.insert("balance_breaks", stamped(breaks, shared.run_id, shared.checked_at))
-    out.insert("daily_balance", daily)
+        totals.breaks.append(stamped(opening, shared.run_id, shared.checked_at))
+    totals.breaks.append(stamped(breaks, shared.run_id, shared.checked_at))
+    totals.daily.append(daily)
     context = shared.context
-    out.insert(
-        "ledger_chain",
-        enriched_rows(ordered, context.subscriptions, context.campaigns, rules),
+    stage.write(
+        "ledger_chain", enriched_rows(ordered, context.subscriptions, context.campaigns, rules)
     )
     reported = shared.context.breakdown
     if isinstance(reported, ReportedBreakdown):
@@ -350,6 +354,8 @@ def _reconcile_slice(
             totals.debits[key] = totals.debits.get(key, 0) + micros
     totals.continuity.append(breaks)
     totals.ambiguous += part.ambiguous_groups
+    for day, groups in part.ambiguous_days.items():
+        totals.ambiguous_days[day] = totals.ambiguous_days.get(day, 0) + groups
     totals.carry = part.carry
 
 

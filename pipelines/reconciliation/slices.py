@@ -32,11 +32,11 @@ LEDGER_COLUMNS = (
 DAYS_SQL = """
 WITH days AS (
     SELECT CAST(created_at AS DATE) AS day, count(*) AS entries, max(created_at) AS closing_at
-    FROM ledger_entries WHERE account = ? GROUP BY ALL
+    FROM ledger_entries WHERE account = ? AND created_at >= ? GROUP BY ALL
 )
 SELECT d.day, d.entries, count(*) AS closing
 FROM days AS d JOIN ledger_entries AS e ON e.created_at = d.closing_at
-WHERE e.account = ?
+WHERE e.account = ? AND e.created_at >= ?
 GROUP BY d.day, d.entries
 ORDER BY d.day
 """
@@ -96,8 +96,15 @@ def _slice(days: list[LedgerDay], size: int) -> LedgerSlice:
     return LedgerSlice(days[0].day, days[-1].day, size)
 
 
-def ledger_days(source: Reader, account: str) -> list[LedgerDay]:
-    rows = source.read(DAYS_SQL, [account, account])
+# Before any createdAt: the lower bound of a whole-ledger plan.
+EVER = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def ledger_days(source: Reader, account: str, since: datetime | None = None) -> list[LedgerDay]:
+    """The account's days from `since` on (every day when None): an incremental reconciliation
+    plans only the days it rewrites."""
+    start = EVER if since is None else since
+    rows = source.read(DAYS_SQL, [account, start, account, start])
     return [LedgerDay(d, n, c) for d, n, c in rows.iter_rows()]
 
 

@@ -35,6 +35,8 @@ class ReconciliationSummary:
     unacknowledged: int = 0  # movements and mismatches: what --fail-on-breaks counts
     opening_status: str = ""
     opening_message: str = ""
+    # "incremental from 2026-11-19" or "full: <why>": how far back this run re-derived.
+    reconciled: str = ""
 
     @classmethod
     def of(cls, result: ReconciliationResult) -> ReconciliationSummary:
@@ -52,6 +54,7 @@ class ReconciliationSummary:
             unacknowledged=result.open_findings,
             opening_status=result.opening.status,
             opening_message=result.opening.message,
+            reconciled=result.pass_kind,
         )
 
     @property
@@ -101,6 +104,7 @@ class ReconciliationSummary:
             unacknowledged=number("unacknowledged"),
             opening_status=text("opening_status"),
             opening_message=text("opening_message"),
+            reconciled=text("reconciled"),
         )
 
 

@@ -1,14 +1,23 @@
 """Derived tables (breaks, daily balances, the enriched ledger), replaced per account.
 
-They are rebuilt whole on each reconciliation: replacing one account's rows in one transaction
-keeps other accounts untouched, and a reader never sees a mix of two runs.
+A reconciliation stages each account's rows beforehand (Parquet files and a few small rows),
+then `commit_derived` writes every account in ONE transaction: each account's rows are deleted
+from its boundary on (all of them for a full pass) and its staged rows inserted. Other accounts
+are untouched and a reader never sees a mix of two runs. DuckDB has no savepoints, so an account
+is validated (`validate_staged`) before the transaction and left out if it fails: its rows stay
+those of its previous run.
+
+`replacing_for_account` is the older one-account form (delete all, insert in the block), kept for
+readers and tests that want a read inside the writer's lock.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +25,123 @@ import duckdb
 import polars as pl
 
 from pipelines.warehouse.connection import frame, open_for_write, transaction
+from pipelines.warehouse.landing import paths_sql
+from pipelines.warehouse.read import open_read_only
 from pipelines.warehouse.rows import insert_dicts, insert_frame
+from pipelines.warehouse.schema import all_tables
+
+# Each derived table's rows from a boundary on (`?` is the boundary, midnight UTC): what an
+# incremental reconciliation rewrites. A movement after the last entry (break_end null) and the
+# breakdown's mismatches are always the latest run's; the opening stays with the first entry.
+TAIL_PREDICATES: dict[str, str] = {
+    "ledger_chain": "created_at >= ?",
+    "daily_balance": "day >= CAST(? AS DATE)",
+    "balance_breaks": "(break_end IS NULL OR break_end >= ?)",
+    "breakdown_mismatches": "? IS NOT NULL",
+    "ambiguous_tie_days": "day >= CAST(? AS DATE)",
+}
+REPLACED_ROWS = ("reconciliation_carry",)  # one row per account, replaced whole
+APPENDED_ROWS = ("reconciliation_runs",)
+
+
+class StagedInvalid(ValueError):
+    """An account's staged rows do not fit the warehouse: it is left out of the commit."""
+
+
+@dataclass(frozen=True)
+class StagedDerived:
+    """One account's derived rows, ready to commit. `since` None: a full pass (every row of the
+    account is replaced); else its rows from that instant (midnight UTC) on."""
+
+    account: str
+    since: datetime | None
+    files: Mapping[str, Sequence[Path]] = field(default_factory=dict)
+    rows: Mapping[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
+
+
+def validate_staged(staged: StagedDerived) -> None:
+    """Every staged file and row names a derived table and only its columns, with every
+    NOT NULL column present: what would fail inside the transaction fails here instead."""
+    declared = {t.name: t for t in all_tables() if t.kind == "table"}
+    for table, paths in staged.files.items():
+        if table not in TAIL_PREDICATES:
+            raise StagedInvalid(f"{table} is not a derived table")
+        for path in paths:
+            names = list(pl.read_parquet_schema(path))
+            _check_columns(declared[table], names, staged.account)
+    for table, rows in staged.rows.items():
+        if table not in (*REPLACED_ROWS, *APPENDED_ROWS):
+            raise StagedInvalid(f"{table} is not a reconciliation record")
+        for row in rows:
+            _check_columns(declared[table], list(row), staged.account)
+            if row.get("account") != staged.account:
+                raise StagedInvalid(f"a {table} row of account {staged.account} names another")
+
+
+def _check_columns(table: Any, names: list[str], account: str) -> None:
+    known = {c.name for c in table.columns}
+    required = {c.name for c in table.columns if c.not_null}
+    unknown, missing = set(names) - known, required - set(names)
+    if unknown or missing:
+        raise StagedInvalid(
+            f"account {account}: staged {table.name} rows do not fit the table "
+            f"(unknown columns {sorted(unknown)}, missing {sorted(missing)})"
+        )
+
+
+def commit_derived(
+    path: Path,
+    lock_timeout_s: float,
+    accounts: Sequence[StagedDerived],
+    memory_limit: str | None = None,
+    failed: Sequence[str] = (),
+) -> None:
+    """Every account's staged rows in one transaction (validated first by the caller). The
+    carry of each `failed` account is marked failed in the same transaction: its rows stay as
+    they were, and its next reconciliation is a full one."""
+    if not accounts and not failed:
+        return
+    with open_for_write(path, lock_timeout_s) as con:
+        _limit_memory(con, memory_limit)
+        with transaction(con):
+            for staged in accounts:
+                _replace(con, staged)
+            for account in failed:
+                con.execute(
+                    "UPDATE reconciliation_carry SET mode = 'failed', "
+                    "reason = 'the last reconciliation failed' WHERE account = ?",
+                    [account],
+                )
+
+
+def _replace(con: duckdb.DuckDBPyConnection, staged: StagedDerived) -> None:
+    for table, predicate in TAIL_PREDICATES.items():
+        if staged.since is None:
+            con.execute(f"DELETE FROM {table} WHERE account = ?", [staged.account])
+        else:
+            con.execute(
+                f"DELETE FROM {table} WHERE account = ? AND {predicate}",
+                [staged.account, staged.since],
+            )
+    for table, paths in staged.files.items():
+        if paths:
+            names = ", ".join(pl.read_parquet_schema(paths[0]))
+            files = paths_sql(paths)
+            con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM read_parquet({files})")
+    for table in REPLACED_ROWS:
+        if staged.rows.get(table):
+            con.execute(f"DELETE FROM {table} WHERE account = ?", [staged.account])
+    for table, rows in staged.rows.items():
+        insert_dicts(con, table, rows)
+
+
+def _limit_memory(con: duckdb.DuckDBPyConnection, memory_limit: str | None) -> None:
+    """`memory_limit` (DuckDB's syntax, e.g. '128MB') lowers DuckDB's limit for this connection
+    only: rows inserted in a transaction stay in DuckDB's buffers up to the limit."""
+    if memory_limit is not None:
+        if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]?i?B", memory_limit):
+            raise ValueError(f"not a DuckDB memory size: {memory_limit!r}")
+        con.execute(f"SET memory_limit = '{memory_limit}'")
 
 
 class AccountReplacement:
@@ -38,8 +163,7 @@ class AccountReplacement:
         insert_dicts(self.con, table, rows)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        """A statement on the account's rows inside the transaction (an update of a row the
-        block inserted, say)."""
+        """A statement on the account's rows inside the transaction."""
         self.con.execute(sql, list(params))
 
 
@@ -52,19 +176,21 @@ def replacing_for_account(
     memory_limit: str | None = None,
 ) -> Iterator[AccountReplacement]:
     """The account's rows of `tables` are deleted, then whatever the block inserts lands in the
-    same transaction (all or nothing: an exception rolls everything back).
-
-    Results too large to hold at once arrive in parts. `memory_limit` (DuckDB's syntax, e.g.
-    '128MB') lowers DuckDB's limit for this connection only: rows inserted in a transaction stay
-    in DuckDB's buffers up to the limit, so a large transaction written in parts would otherwise
-    grow to it.
-    """
+    same transaction (all or nothing: an exception rolls everything back)."""
     with open_for_write(path, lock_timeout_s) as con:
-        if memory_limit is not None:
-            if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]?i?B", memory_limit):
-                raise ValueError(f"not a DuckDB memory size: {memory_limit!r}")
-            con.execute(f"SET memory_limit = '{memory_limit}'")
+        _limit_memory(con, memory_limit)
         with transaction(con):
             for table in tables:
                 con.execute(f"DELETE FROM {table} WHERE account = ?", [account])
             yield AccountReplacement(con)
+
+
+@contextmanager
+def reading(
+    path: Path, lock_timeout_s: float, memory_limit: str | None = None
+) -> Iterator[AccountReplacement]:
+    """A read-only connection under the shared lock, for staging: reads only (DuckDB refuses
+    writes on it), with the same memory bound as the commit."""
+    with open_read_only(path, lock_timeout_s) as con:
+        _limit_memory(con, memory_limit)
+        yield AccountReplacement(con)

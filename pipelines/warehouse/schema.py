@@ -21,6 +21,7 @@ from pipelines.warehouse.analyst_tables import (
     utc_month,
 )
 from pipelines.warehouse.audit_tables import KEY_AUDIT, KEY_AUDIT_FINDINGS
+from pipelines.warehouse.carry_tables import AMBIGUOUS_TIE_DAYS, RECONCILIATION_CARRY
 from pipelines.warehouse.finding_tables import (
     BREAK_ACKNOWLEDGEMENTS,
     BREAKDOWN_MISMATCHES,
@@ -198,6 +199,14 @@ MIGRATIONS: list[Migration] = [
         12,
         "alerts: alert_events, the alerts view, the outbox and each rule's evaluations",
         (ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS),
+    ),
+    # Each sync re-derived the account's whole history: what the next reconciliation carries
+    # in so it starts from the first day a sync touched (docs/reconciliation.md). A warehouse
+    # upgraded to it has no carry, so its next reconciliation is a full one.
+    Migration(
+        14,
+        "incremental reconciliation: reconciliation_carry and ambiguous_tie_days",
+        (RECONCILIATION_CARRY, AMBIGUOUS_TIE_DAYS),
     ),
 ]
 

@@ -17,7 +17,7 @@ import duckdb
 
 from pipelines.warehouse import append_only, derived, landing, publish
 from pipelines.warehouse.connection import open_for_write
-from pipelines.warehouse.derived import AccountReplacement
+from pipelines.warehouse.derived import AccountReplacement, StagedDerived, StagedInvalid
 from pipelines.warehouse.landing import InvariantBroken, LandingResult, LedgerLanding
 
 __all__ = [
@@ -25,6 +25,8 @@ __all__ = [
     "InvariantBroken",
     "LandingResult",
     "LedgerLanding",
+    "StagedDerived",
+    "StagedInvalid",
     "Warehouse",
 ]
 
@@ -72,6 +74,22 @@ class Warehouse:
         return derived.replacing_for_account(
             self.path, self.lock_timeout_s, account, tables, memory_limit
         )
+
+    def reading(
+        self, memory_limit: str | None = None
+    ) -> AbstractContextManager[AccountReplacement]:
+        """Reads for staging a reconciliation, under the shared lock (no write possible)."""
+        return derived.reading(self.path, self.lock_timeout_s, memory_limit)
+
+    def commit_derived(
+        self,
+        accounts: Sequence[StagedDerived],
+        memory_limit: str | None = None,
+        failed: Sequence[str] = (),
+    ) -> None:
+        """Every account's staged derived rows in one transaction; the carry of each `failed`
+        account marked so its next reconciliation is full."""
+        derived.commit_derived(self.path, self.lock_timeout_s, accounts, memory_limit, failed)
 
     def publish_analyst_copy(self) -> Path:
         return publish.publish_analyst_copy(self.path, self.analyst_copy, self.lock_timeout_s)

@@ -26,7 +26,7 @@ from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.config.settings import Settings
 from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.writer import StagedDerived, Warehouse
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
@@ -277,16 +277,22 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     it is the code under test."""
     from pipelines.reconciliation import assets
 
-    real = assets.reconcile_account
+    real = assets.stage_account
 
     def broken_for_globex(
-        warehouse: Warehouse, account: str, options: ReconcileOptions, run_id: str
-    ) -> ReconciliationResult:
+        warehouse: Warehouse,
+        account: str,
+        options: ReconcileOptions,
+        run_id: str,
+        root: Path,
+        *,
+        full: bool = False,
+    ) -> tuple[ReconciliationResult, StagedDerived]:
         if account == "globex":
             raise ValueError("tolerance must not be negative")
-        return real(warehouse, account, options, run_id)
+        return real(warehouse, account, options, run_id, root, full=full)
 
-    monkeypatch.setattr(assets, "reconcile_account", broken_for_globex)
+    monkeypatch.setattr(assets, "stage_account", broken_for_globex)
     agency = _agency(simulators, tmp_path / "isolated", rejected=False)
     for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
         monkeypatch.delenv(name)

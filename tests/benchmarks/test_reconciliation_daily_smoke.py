@@ -1,0 +1,39 @@
+"""The daily reconciliation benchmark still runs: tiny sizes, no timing assertions.
+
+It also proves what it compares: the step it times is an incremental pass, and that pass wrote
+the same rows as a full one; the original warehouse is left untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.benchmarks.test_reconciliation_memory_smoke import _warehouse
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(tmp_path: Path) -> None:
+    original = _warehouse(tmp_path / "warehouse.duckdb")
+    fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
+    out = tmp_path / "figures.json"
+    command = [sys.executable, "-m", "benchmarks.reconciliation_daily"]
+    command += ["--warehouse", str(original), "--entries", "60,120", "--lookback", "2"]
+    command += ["--out", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert figures["problems"] == []
+    runs = {r["size"]: r for r in figures["runs"]}
+    assert set(runs) == {60, 120}
+    for run in runs.values():
+        assert run["same_rows"] is True
+        assert run["pass_kind"].startswith("incremental from ")
+    assert runs[120]["pass_kind"] == "incremental from 2025-01-10"  # 12 days, lookback 2
+    assert figures["incremental_growth"] is not None
+    assert "target within 1.2x" in done.stdout and "load average" in done.stdout
+    assert hashlib.sha256(original.read_bytes()).hexdigest() == fingerprint
