@@ -87,7 +87,8 @@ def statement(
         typed = sorted(by_category.get(category, [])) if category else []
         count = sum(n for _, _, n in typed)
         lines.append(StatementLine(name, Decimal(figures.summary[name]), count))
-        lines += [StatementLine(category, a, n, t) for t, a, n in typed]  # type: ignore[arg-type]
+        # An entry-type line is named by the summary line it makes up ("debits", "Usage").
+        lines += [StatementLine(name, a, n, t) for t, a, n in typed]
     totals = tuple(
         sorted(
             (DimensionTotal(d, v, Decimal(a), int(n)) for d, v, a, n in figures.totals),  # type: ignore[arg-type]

@@ -66,8 +66,8 @@ STATEMENT_CLOSE_LINES = Table(
         Column(
             "line",
             "VARCHAR",
-            "The summary line's name, or the category (debit, credit, refund, adjustment, "
-            "other) of an entry-type line.",
+            "The summary line's name (opening, debits, ... closing); an entry-type line is "
+            "named by the summary line it makes up (debits for Usage).",
             True,
         ),
         Column("entry_type", "VARCHAR", "The API's type; NULL on a summary line."),
@@ -104,8 +104,9 @@ STATEMENT_RESTATEMENTS = Table(
         Column(
             "line",
             "VARCHAR",
-            "The line: a summary line's name, `credit TopUp` for an entry-type line, `agent "
-            "agt_1` / `channel Phone` for a total.",
+            "The line: a summary line's name, `credits TopUp` for an entry-type line, `agent "
+            "agt_1` / `channel Phone` for a total (`agent (none)`: entries without one), "
+            "`debits entries` when only a line's count of entries moved.",
             True,
         ),
         *columns(MONEY, True, was="As issued.", now="As restated.", difference="now - was."),
