@@ -65,7 +65,7 @@ def list_lines(settings: Settings, account: str | None) -> list[str]:
             f"{s.account} {s.month:%Y-%m}  version {s.version}  closed on "
             f"{s.first_closed_at:%Y-%m-%d}{restated}  closing {s.closing}  (delivered: {sent})"
         )
-        out += [f"  restated on {c}" for c in s.changes]
+        out += [f"  {c}" for c in s.changes]
     return out
 
 
