@@ -3,19 +3,11 @@ CLI sync (which warns, never fails the sync)."""
 
 from __future__ import annotations
 
-from datetime import date
-
 from pipelines.cli.errors import UsageError
+from pipelines.cli.report_command import parse_month
 from pipelines.config.settings import Settings
 from pipelines.statements.run import close_and_deliver
 from pipelines.warehouse.statement_read import read_statements
-
-
-def parse_month(text: str) -> date:
-    try:
-        return date.fromisoformat(f"{text.strip()}-01")
-    except ValueError:
-        raise UsageError(f"--month must be a month like 2026-10, not {text!r}") from None
 
 
 def close(settings: Settings, month: str | None) -> tuple[list[str], list[str], bool]:
@@ -24,7 +16,7 @@ def close(settings: Settings, month: str | None) -> tuple[list[str], list[str], 
     line saying why (not ok)."""
     if not settings.warehouse.exists():
         raise UsageError(f"no warehouse at {settings.warehouse}: run `creditlens sync` first")
-    wanted = parse_month(month) if month is not None else None
+    wanted = parse_month(month)
     outcome = close_and_deliver(
         settings.open_warehouse(), settings, wanted, resend=wanted is not None
     )
@@ -69,4 +61,4 @@ def list_lines(settings: Settings, account: str | None) -> list[str]:
     return out
 
 
-__all__ = ["after_sync", "close", "list_lines", "parse_month"]
+__all__ = ["after_sync", "close", "list_lines"]
