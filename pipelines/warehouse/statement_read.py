@@ -2,7 +2,9 @@
 what was closed, when and how each month was restated, and where its messages went.
 
 Read-only, through the one read door; an older warehouse (before migration 13) has nothing to
-read, which is "no closed statements", not an error.
+read, which is "no closed statements", not an error. A version is never rewritten, so a stored
+version read back (``stored_version``) is what was closed, and a message sent again carries the
+same files.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from pipelines.warehouse.read import ReadConnection, open_read_only, rows, table_names
+from pipelines.warehouse.statement_store import StoredVersion
 
 
 @dataclass(frozen=True)
@@ -104,3 +107,37 @@ def read_statements(path: Path, lock_timeout_s: float, account: str | None) -> l
         lines = [r.sentence() for r in changed[name].get(month, [])]
         out.append(ClosedMonth(name, month, *rest, delivered, pending, lines))  # type: ignore[arg-type]
     return out
+
+
+_KEY = "account = ? AND month = ? AND version = ?"
+
+
+def stored_version(
+    path: Path, lock_timeout_s: float, account: str, month: date, version: int
+) -> StoredVersion | None:
+    """The version as stored (row, lines in order, totals); None when there is none."""
+    key = [account, month, version]
+    with open_read_only(path, lock_timeout_s) as con:
+        cursor = con.execute(f"SELECT * FROM statement_closes WHERE {_KEY}", key)
+        found = cursor.fetchall()
+        if not found:
+            return None
+        columns = [d[0] for d in cursor.description]
+        stored = StoredVersion(dict(zip(columns, found[0], strict=True)), [], [])
+        stored.lines.extend(
+            rows(
+                con,
+                "SELECT line_no, line, entry_type, amount, entries FROM statement_close_lines "
+                f"WHERE {_KEY} ORDER BY line_no",
+                key,
+            )
+        )
+        stored.totals.extend(
+            rows(
+                con,
+                "SELECT dimension, value, amount, entries FROM statement_close_totals "
+                f"WHERE {_KEY} ORDER BY dimension, value NULLS LAST",
+                key,
+            )
+        )
+    return stored

@@ -64,6 +64,7 @@ FULL_ENV = {
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
     "CREDITLENS_HISTORY_LIMIT": "400",
+    "CREDITLENS_STATEMENT_CHANNELS": "finance, controller",
     "CREDITLENS_LOCK_TIMEOUT_S": "120",
     "CREDITLENS_OWNERS": "team:finance-data, ops@example.com",
     "CREDITLENS_LEDGER_STALE_AFTER_HOURS": "30",
@@ -84,6 +85,7 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert account.name == "acme" and account.base_url == "https://api.example.test/v1"
     assert account.snapshot_fields == {"campaign.name": "title"}
     assert account.history_limit == 400 and settings.ledger_start is not None
+    assert account.statement_channels == ("finance", "controller")
     assert settings.lock_timeout_s == 120 and settings.ledger_stale_after_hours == 30
     assert settings.owners == "team:finance-data,ops@example.com"
     assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
