@@ -3,6 +3,7 @@ before; its figures tie out to the ledger; a rerun changes nothing; a close is w
 
 from __future__ import annotations
 
+import signal
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from pipelines.statements.close import check_closes
 from pipelines.statements.closing import last_day
-from tests.pipeline.helpers import table
+from tests.pipeline.helpers import cli, cli_in_process, table
 from tests.statements.conftest import Copy
 
 COUNTS = (
@@ -117,3 +118,26 @@ def test_a_close_that_fails_midway_leaves_no_close(
     assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
     monkeypatch.undo()
     assert check_closes(settings.open_warehouse(), settings).issued
+
+
+@pytest.mark.slow
+def test_killed_inside_the_close_leaves_no_close_then_a_whole_one(copy: Copy) -> None:
+    """SIGKILL at the failpoint inside the close's transaction (after its inserts, before its
+    COMMIT): nothing of it is in the warehouse; the next close is whole."""
+    env, settings = copy()
+    killed = cli("close", env={**env, "CREDITLENS_FAILPOINT": "statement_close"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
+    again = cli_in_process("close", env=env)
+    assert again.returncode == 0, again.stderr
+    closes, lines, totals, _ = table(settings.warehouse, COUNTS)[0]
+    assert closes == len([x for x in again.stdout.splitlines() if x.startswith("statement closed")])
+    # Every close has its lines (the equation's 8 and each entry type's) and its totals.
+    assert table(
+        settings.warehouse,
+        "SELECT count(*) FROM statement_closes c WHERE (SELECT count(*) FROM statement_close_lines "
+        "l WHERE l.account = c.account AND l.month = c.month AND l.version = c.version) < 8 OR "
+        "NOT EXISTS (SELECT 1 FROM statement_close_totals t WHERE t.account = c.account AND "
+        "t.month = c.month AND t.version = c.version)",
+    ) == [(0,)]
+    assert lines >= 8 * closes and totals >= 3 * closes
