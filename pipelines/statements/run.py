@@ -13,6 +13,7 @@ from datetime import date
 
 from pipelines.config.settings import Settings
 from pipelines.statements.close import CloseResult, check_closes
+from pipelines.statements.delivery import queue_issued, send_pending
 from pipelines.warehouse.writer import Warehouse
 
 
@@ -37,16 +38,12 @@ def close_and_deliver(
     if issued or result.restated:
         first = set() if resend else result.first_close_accounts
         try:
-            from pipelines.statements.delivery import queue_issued
-
-            outcome.queued = list(queue_issued(warehouse, settings, issued, result.restated, first))
+            queued = queue_issued(warehouse, settings, issued, result.restated, first, resend)
+            outcome.queued = list(queued)
         except Exception as exc:  # the close stands; its messages can be sent by hand
             outcome.warnings.append(f"statements: not queued: {type(exc).__name__}: {exc}")
     try:
-        from pipelines.statements.delivery import send_pending
-
-        sent = send_pending(warehouse, settings)
-        outcome.warnings += list(getattr(sent, "warnings", []))
+        outcome.warnings += send_pending(warehouse, settings).warnings
     except Exception as exc:  # a channel must never fail the check: the outbox keeps them
         outcome.warnings.append(f"statements: not sent: {type(exc).__name__}: {exc}")
     if outcome.queued:
