@@ -11,7 +11,7 @@ whole). The PDF's built-in fonts know Latin-1 only: any other character is writt
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from fpdf import FPDF
 from fpdf.fonts import FontFace
@@ -61,7 +61,9 @@ class _Document(FPDF):
     def __init__(self, title: str, moment: datetime, landscape: bool = False) -> None:
         super().__init__(orientation="L" if landscape else "P", unit="mm", format="A4")
         self.heading = name(title)
-        self.set_creation_date(moment)
+        # One spelling of the instant, whichever tzinfo the warehouse handed back (fpdf2 writes
+        # a pytz UTC and datetime.UTC differently).
+        self.set_creation_date(moment.astimezone(UTC).replace(microsecond=0))
         self.set_title(self.heading)
         self.set_author("creditlens")
         self.set_auto_page_break(True, margin=15)
@@ -179,7 +181,7 @@ def consolidated_document(
     """One line per company and the totals, from ``documents.consolidated_rows``."""
     months = sorted({s.month for s in statements})
     span = " - ".join(f"{m:%B %Y}" for m in (months[:1] + months[1:][-1:]))
-    latest = max((s.closed_at for s in statements), default=datetime(2000, 1, 1))
+    latest = max((s.closed_at for s in statements), default=datetime(2000, 1, 1, tzinfo=UTC))
     pdf = _Document(f"Statements {span}", latest, landscape=True)
     pdf.title_line(f"Statements of {span}: {len(statements)} accounts")
     pdf.text_line(

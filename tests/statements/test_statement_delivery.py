@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,15 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
+from pipelines.statements.close import check_closes
 from pipelines.statements.closed import ClosedStatement, Restatement
 from pipelines.statements.delivery import queue_issued, send_pending
 from tests.alerts.receivers import Received, receivers
 from tests.pipeline.helpers import table
+from tests.statements.conftest import Copy
 from tests.statements.samples import restatement, statement
+from tests.statements.test_statement_documents import read_csv
+from transforms.aggregate import STATEMENT_MOVEMENTS
 
 TOKEN = "mmostSeCrEt7webhook9token"
 Closes = dict[tuple[str, date, int], tuple[ClosedStatement, Restatement | None]]
@@ -287,3 +292,39 @@ def test_a_mistake_in_statement_delivery_is_one_line(
     with pytest.raises(ConfigurationError) as found:
         install.write(accounts, statements)
     assert str(found.value) == line
+
+
+def test_a_stored_close_is_sent_once_with_files_rendered_from_the_warehouse(
+    copy: Copy, servers: tuple[Received, int, int], tmp_path: Path
+) -> None:
+    """The whole way: a synced warehouse closed, its latest month queued (the account's first
+    close), sent by the default sender, whose files are read back from the stored close."""
+    received, _, smtp_port = servers
+    received.clear()
+    config = tmp_path / "creditlens.toml"
+    config.write_text('[[channels]]\nname = "mail"\nurl_env = "MAIL_URL"\n')
+    env, settings = copy(CREDITLENS_CONFIG=str(config), CREDITLENS_STATEMENT_CHANNELS="mail")
+    env["MAIL_URL"] = f"mailto://127.0.0.1:{smtp_port}?from=cl@example.com&to=fin@example.com"
+    warehouse = settings.open_warehouse()
+    result = check_closes(warehouse, settings)
+    assert len(result.issued) > 1 and result.first_close_accounts == {settings.account.name}
+    latest = max(result.issued, key=lambda s: s.month)
+    queued = queue_issued(
+        warehouse, settings, result.issued, result.restated, result.first_close_accounts,
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert queued == [f"statement message queued: {docs.event_id(latest)} for channel mail"]
+    done = send_pending(warehouse, settings, env=env, cwd=tmp_path)
+    assert done.sent == [(docs.event_id(latest), "mail")] and not done.warnings
+    (mail,) = received.emails
+    files = _attachments(mail)
+    assert files == {
+        docs.filename(latest, "csv"): docs.statement_csv(latest),
+        docs.filename(latest, "pdf"): docs.statement_pdf(latest),
+    }
+    (row,) = read_csv(files[docs.filename(latest, "csv")])
+    walked = Decimal(row["opening"]) + sum(Decimal(row[m]) for m in STATEMENT_MOVEMENTS)
+    assert walked == Decimal(row["closing"]) == latest.line("closing")
+    again = check_closes(warehouse, settings)
+    assert not again.changed
+    assert send_pending(warehouse, settings, env=env, cwd=tmp_path).sent == []

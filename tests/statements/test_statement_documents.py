@@ -5,10 +5,12 @@ are the companies' sums, and the same statement renders the same bytes whenever 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 import time
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pypdf
 
@@ -146,3 +148,11 @@ def test_the_messages_give_the_summary_the_changes_and_where_the_files_are() -> 
     assert "statements-2026-10.csv" in body and "restated on 2026-11-04" in body
     total = exact_money_text(statement("acme").line("closing") * 2)
     assert f"Closing balance {total}" in body
+
+
+def test_the_pdf_does_not_depend_on_how_the_close_time_is_spelt() -> None:
+    """The warehouse hands a stored close's time back with another UTC than datetime's."""
+    s = statement()
+    stored = dataclasses.replace(s, closed_at=s.closed_at.replace(tzinfo=ZoneInfo("UTC")))
+    assert docs.statement_pdf(stored) == docs.statement_pdf(s)
+    assert docs.consolidated_pdf([stored]) == docs.consolidated_pdf([s])
