@@ -66,6 +66,21 @@ def restatements(con: ReadConnection, tables: set[str], account: str) -> dict[da
     return out
 
 
+def closes(con: ReadConnection, tables: set[str], account: str) -> dict[date, str]:
+    """Per closed month of ``account``, one sentence: when it was closed, and its version."""
+    if "closed_statements" not in tables:
+        return {}
+    return {
+        month: f"Closed on {first:%Y-%m-%d}"
+        + (f", restated (version {version})." if version > 1 else ".")
+        for month, version, first in rows(
+            con,
+            "SELECT month, version, first_closed_at FROM closed_statements WHERE account = ?",
+            [account],
+        )
+    }
+
+
 def _deliveries(con: ReadConnection, tables: set[str]) -> dict[tuple[str, str], tuple[str, int]]:
     """(account, YYYY-MM) -> (channels that took its messages and when, messages waiting), from
     the outbox rows whose event_id names a statement (``statement/ACCOUNT/YYYY-MM/vN``)."""

@@ -4,6 +4,7 @@ why, and `creditlens close` / `statements list` show it."""
 
 from __future__ import annotations
 
+import html
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from subprocess import CompletedProcess
 
 import pytest
 
+from dashboards import paths
 from simulator.presets import small
 from simulator.scenario import TopUpSpec
 from tests.conftest import Simulated, creditlens_variables, serving
@@ -119,3 +121,17 @@ def test_statements_list_shows_closes_and_restatements(restated: Restated) -> No
     ) in lines
     earlier = previous_month(restated.month)
     assert any(x.startswith(f"acme {earlier:%Y-%m}  version 1") for x in lines)
+
+
+def test_the_statement_page_says_what_was_restated(restated: Restated) -> None:
+    month = f"{restated.month:%Y-%m}"
+    built = cli_in_process("report", "--month", month, env=restated.env)
+    assert built.returncode == 0, built.stderr
+    page = Path(restated.env["CREDITLENS_REPORTS_DIR"]) / paths.statement("acme", restated.month)
+    text = html.unescape(page.read_text())
+    ((at, was, now),) = table(
+        restated.path,
+        "SELECT restated_at, was, now FROM statement_restatements WHERE line = 'closing'",
+    )
+    assert f"closing: restated on {at:%Y-%m-%d} (was {was}, now {now})" in text
+    assert f"Closed on {at:%Y-%m-%d}, restated (version 2)." in text
