@@ -115,7 +115,8 @@ def _files(files: Files | None, row: Claimed) -> tuple[Sequence[Attachment], str
     try:
         return files(row), ""
     except Exception as exc:  # one message's files never stop the others
-        return (), f"its files could not be made ({type(exc).__name__}: {exc})"
+        why = " ".join(str(exc).split())
+        return (), f"its files could not be made ({type(exc).__name__}: {why})"
 
 
 def deliver(

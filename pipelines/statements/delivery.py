@@ -155,11 +155,14 @@ def send_pending(
     """Sends every statement message due, each with its files; what a channel does not take
     waits in the outbox for a later run (one warning line per channel)."""
     chosen = stored_loader(warehouse) if load is None else load
+    made: dict[tuple[str, str], list[Attachment]] = {}  # one rendering for all its channels
+
+    def render(row: Claimed) -> list[Attachment]:
+        key = (row.event_id, row.alert_id)
+        if key not in made:
+            made[key] = files(row, chosen)
+        return made[key]
+
     return deliver(
-        warehouse,
-        alerting(settings, env, cwd),
-        env,
-        now,
-        files=lambda row: files(row, chosen),
-        label="statements",
+        warehouse, alerting(settings, env, cwd), env, now, files=render, label="statements"
     )

@@ -328,3 +328,19 @@ def test_a_stored_close_is_sent_once_with_files_rendered_from_the_warehouse(
     again = check_closes(warehouse, settings)
     assert not again.changed
     assert send_pending(warehouse, settings, env=env, cwd=tmp_path).sent == []
+
+
+def test_a_message_whose_close_cannot_be_read_waits_with_one_warning(install: Install) -> None:
+    install.write('[[accounts]]\nname = "acme"\nstatement_channels = ["mail"]')
+    install.queue([statement("acme")])
+    install.closes.clear()  # the stored close cannot be read back
+    done = send_pending(
+        install.warehouse, install.settings, lambda a, m, v: None, env=install.env,
+        cwd=install.folder,
+    )  # fmt: skip
+    assert done.sent == [] and install.received.emails == []
+    (line,) = done.warnings
+    assert line.startswith(
+        "statements: channel mail: 1 message not delivered (its files could not be made "
+        "(LookupError: no stored close of acme 2026-10 version 1)); kept in the outbox"
+    )
