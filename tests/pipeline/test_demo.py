@@ -64,6 +64,9 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
         assert rule in done.stdout
     assert (demo / "reports" / "alerts.html").is_file()
     assert "wait in the outbox for channel ops" in done.stdout
+    # A closed month, and a restatement of it by a top-up posted late (docs/statements.md).
+    assert re.search(r"statements: \d+ month\(s\) closed, ", done.stdout), done.stdout
+    assert re.search(r"statement restated: acme \d{4}-\d{2} \(version 2, ", done.stdout)
 
     log = done.stdout + done.stderr
     windows = Counter(re.findall(r"ledger: window (\S+)", log))
