@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.api.errors import ConfigurationError
+from pipelines.config.settings import Settings
 from pipelines.statements.close import check_closes
 from pipelines.statements.closing import last_day
 from tests.pipeline.helpers import cli, cli_in_process, table
@@ -141,3 +143,32 @@ def test_killed_inside_the_close_leaves_no_close_then_a_whole_one(copy: Copy) ->
         "t.month = c.month AND t.version = c.version)",
     ) == [(0,)]
     assert lines >= 8 * closes and totals >= 3 * closes
+
+
+ACCOUNTS = """
+[defaults]
+close_after_days = 5
+
+[[accounts]]
+name = "acme"
+base_url = "http://127.0.0.1:1"
+api_key_env = "ACME_KEY"
+close_after_days = {acme}
+
+[[accounts]]
+name = "globex"
+base_url = "http://127.0.0.1:1"
+api_key_env = "GLOBEX_KEY"
+"""
+
+
+def test_close_after_days_is_read_from_the_accounts_file(tmp_path: Path) -> None:
+    config = tmp_path / "creditlens.toml"
+    config.write_text(ACCOUNTS.format(acme=3))
+    settings = Settings.from_env({"CREDITLENS_CONFIG": str(config)}, cwd=tmp_path)
+    assert {a.name: a.close_after_days for a in settings.accounts} == {"acme": 3, "globex": 5}
+    assert Settings.from_env({}).account.close_after_days == 2
+    config.write_text(ACCOUNTS.format(acme='"soon"'))
+    with pytest.raises(ConfigurationError) as refused:
+        Settings.from_env({"CREDITLENS_CONFIG": str(config)}, cwd=tmp_path)
+    assert "close_after_days" in str(refused.value) and "\n" not in str(refused.value)
