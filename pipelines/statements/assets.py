@@ -1,5 +1,6 @@
-"""The ``statements`` asset: one partition per UTC month, materialized when the month is closed
-or restated, for every account at once.
+"""The ``statement_closes`` asset (named, as every asset here, by the table it writes): one
+partition per UTC month, materialized when the month is closed or restated, for every account
+at once.
 
 A partition's run checks its own month (from the UI: close or restate that month; sending a
 closed month again is `creditlens close --month`); the close job (definitions.py) checks every
@@ -25,7 +26,7 @@ from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.statements.close import CloseResult
 from pipelines.statements.run import CheckOutcome, close_and_deliver
 
-ASSET = "statements"
+ASSET = "statement_closes"  # the asset is the table it writes, as every asset here
 MONTH_FORMAT = "%Y-%m"
 
 

@@ -32,15 +32,15 @@ def test_the_asset_materializes_one_month_partition(
     env, settings = copy()
     month = previous_month(covered(settings.warehouse))
     defs = _defs(env, monkeypatch)
-    asset = defs.resolve_assets_def("statements")
+    asset = defs.resolve_assets_def("statement_closes")
     assert asset.partitions_def is not None
     assert f"{month:%Y-%m}" in asset.partitions_def.get_partition_keys()
-    node = defs.resolve_asset_graph().get(AssetKey("statements"))
+    node = defs.resolve_asset_graph().get(AssetKey("statement_closes"))
     assert node.pools == {WAREHOUSE_POOL}
     with DagsterInstance.ephemeral() as instance:
         result = materialize([asset], partition_key=f"{month:%Y-%m}", instance=instance)
         assert result.success
-        (event,) = result.asset_materializations_for_node("statements")
+        (event,) = result.asset_materializations_for_node("statement_closes")
         assert event.partition == f"{month:%Y-%m}"
         assert event.metadata["closed"].value == f"acme {month:%Y-%m}"
     assert table(settings.warehouse, "SELECT DISTINCT month FROM statement_closes") == [(month,)]
