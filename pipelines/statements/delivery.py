@@ -131,7 +131,7 @@ def files(row: Claimed, load: Loader) -> list[Attachment]:
     covered = json.loads(row.alert_id[len(DIGEST_ALERT) :])
     closed = [_load(load, a, m, v)[0] for a, m, v in covered["closed"]]
     restated = [_load(load, a, m, v) for a, m, v in covered["restated"]]
-    consolidated = closed or [s for s, _ in restated]
+    consolidated = docs.consolidated_of(closed, [s for s, _ in restated])
     out = [
         (docs.consolidated_filename(consolidated, "csv"), docs.consolidated_csv(consolidated)),
         (docs.consolidated_filename(consolidated, "pdf"), docs.consolidated_pdf(consolidated)),

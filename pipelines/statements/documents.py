@@ -9,6 +9,8 @@ the other; the PDF is in pdf_layout.py. Amounts are exact everywhere (the words 
 from __future__ import annotations
 
 import hashlib
+import json
+import shlex
 from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
@@ -121,7 +123,8 @@ def where_files_are(s: ClosedStatement) -> str:
     return (
         f"Files: {filename(s, 'csv')} and {filename(s, 'pdf')} (attached where the channel "
         f"takes files; else the report site's {site_statement_path(s.account, s.month, 'csv')}, "
-        f"and `creditlens close --month {s.month:%Y-%m} --account {visible_text(s.account)}` "
+        f"and `creditlens close --month {s.month:%Y-%m} --account "
+        f"{shlex.quote(visible_text(s.account))}` "
         "re-sends them)."
     )
 
@@ -158,12 +161,20 @@ def digest_id(statements: Sequence[ClosedStatement], restatements: Sequence[Rest
     """One id per set of documents: every account, month and version it covers."""
     issued = [*statements, *(r.current for r in restatements)]
     months = sorted({f"{s.month:%Y-%m}" for s in issued})
-    versions = ",".join(sorted(f"{s.account}@{s.month:%Y-%m}v{s.version}" for s in issued))
-    return f"statements/digest/{'+'.join(months)}/{_short_hash(versions)}"
+    versions = sorted([s.account, f"{s.month:%Y-%m}", s.version] for s in issued)
+    return f"statements/digest/{'+'.join(months)}/{_short_hash(json.dumps(versions))}"
 
 
 def _short_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def consolidated_of(
+    statements: Sequence[ClosedStatement], restated: Sequence[ClosedStatement]
+) -> list[ClosedStatement]:
+    """What a digest's consolidated statement covers: the closes, else (a digest of
+    restatements only) the restated versions."""
+    return list(statements or restated)
 
 
 def digest_message(
@@ -180,15 +191,16 @@ def digest_message(
         f"{visible_text(s.account)} ({month_label(s.month)}): {_summary(s)}." for s in statements
     ]
     parts.extend(_restated(r) for r in restatements)
-    if statements:
+    covered = consolidated_of(statements, [r.current for r in restatements])
+    if covered:
         totals = "; ".join(
-            f"{label} {exact_money_text(sum((s.line(n) for s in statements), Decimal(0)))}"
+            f"{label} {exact_money_text(sum((s.line(n) for s in covered), Decimal(0)))}"
             for n, label in SUMMARY
         )
         parts.append(
-            f"Total of the {len(statements)} statements: {totals}. Files: "
-            f"{consolidated_filename(statements, 'csv')} and "
-            f"{consolidated_filename(statements, 'pdf')} (one line per company), with each "
+            f"Total of the {len(covered)} statements: {totals}. Files: "
+            f"{consolidated_filename(covered, 'csv')} and "
+            f"{consolidated_filename(covered, 'pdf')} (one line per company), with each "
             "company's statement, attached where the channel takes files."
         )
     parts.append(f"[creditlens statement {digest_id(statements, restatements)}]")

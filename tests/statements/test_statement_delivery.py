@@ -227,6 +227,23 @@ def test_a_digest_sends_one_message_with_the_consolidated_statement(install: Ins
     assert len(files) == 6
     assert install.queue(companies) == []
 
+    # A later check that only restates: a digest of its own, its consolidated statement the
+    # restated version.
+    install.received.clear()
+    r = restatement("beta")
+    assert install.queue([], [r]) == [
+        f"statement message queued: {docs.digest_id([], [r])} for channel hook"
+    ]
+    install.send()
+    ((_, hook),) = install.received.http
+    files = {a["filename"]: base64.b64decode(a["base64"]) for a in hook["attachments"]}
+    assert files["statements-2026-10.csv"] == docs.consolidated_csv([r.current])
+    assert files["statement-beta-2026-10-v2.pdf"] == docs.statement_pdf(r.current, r)
+    assert (
+        "(0 closed, 1 restated)" in hook["title"]
+        and "Total of the 1 statements" in (hook["message"])
+    )
+
 
 def test_an_accounts_first_close_sends_only_its_latest_month(install: Install) -> None:
     install.write('[[accounts]]\nname = "acme"\nstatement_channels = ["mail"]')
