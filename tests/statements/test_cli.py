@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.statements.closing import last_day
+from tests.alerts.receivers import receivers
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli_in_process, table
 from tests.statements.conftest import Copy
@@ -98,3 +99,40 @@ def test_one_rejected_key_does_not_stop_the_others_closing(
     assert f"statement closed: acme {month:%Y-%m}" in result.stdout.splitlines()
     found = table(tmp_path / "warehouse.duckdb", "SELECT DISTINCT account FROM statement_closes")
     assert found == [("acme",)]
+
+
+def test_closes_are_sent_once_and_listed_with_their_delivery(copy: Copy) -> None:
+    """The glue end to end: `creditlens close` sends the first close's latest month once by
+    e-mail (aiosmtpd) with its CSV and PDF, lists where it went, sends nothing again on a
+    rerun, and sends an older month by hand."""
+    with receivers() as (received, _, smtp_port):
+        env, settings = copy(
+            CREDITLENS_STATEMENT_CHANNELS="mail",
+            MAIL_URL=f"mailto://127.0.0.1:{smtp_port}?from=cl@example.com&to=fin@example.com",
+        )
+        config = settings.warehouse.parent / "creditlens.toml"
+        config.write_text('[[channels]]\nname = "mail"\nurl_env = "MAIL_URL"\n')
+        env["CREDITLENS_CONFIG"] = str(config)
+        month = previous_month(covered(settings.warehouse))
+        first = cli_in_process("close", env=env)
+        assert first.returncode == 0, first.stderr
+        (mail,) = received.emails
+        names = sorted(part.get_filename() for part in mail.iter_attachments())
+        assert names == [
+            f"statement-acme-{month:%Y-%m}-v1.csv",
+            f"statement-acme-{month:%Y-%m}-v1.pdf",
+        ]
+        assert cli_in_process("close", env=env).returncode == 0
+        assert len(received.emails) == 1  # once
+        listed = cli_in_process("statements", "list", env=env).stdout.splitlines()
+        latest = next(x for x in listed if x.startswith(f"acme {month:%Y-%m}"))
+        assert "(delivered: mail 20" in latest
+        earlier = previous_month(month)
+        older = next(x for x in listed if x.startswith(f"acme {earlier:%Y-%m}"))
+        assert older.endswith("(delivered: not sent)")
+        by_hand = cli_in_process("close", "--month", f"{earlier:%Y-%m}", env=env)
+        assert by_hand.returncode == 0, by_hand.stderr
+        assert len(received.emails) == 2
+        assert f"statement-acme-{earlier:%Y-%m}-v1.pdf" in {
+            part.get_filename() for part in received.emails[1].iter_attachments()
+        }
