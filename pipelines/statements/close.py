@@ -89,30 +89,48 @@ def _figures(
     }
 
 
-def _rows(
-    s: ClosedStatement, first: bool
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    key = {"account": s.account, "month": s.month, "version": s.version}
-    close = {
-        **key,
-        **{name: s.line(name) for name in STATEMENT_MONEY_COLUMNS},
-        "entries": sum(x.entries for x in s.lines if x.entry_type is None),
-        "content_hash": s.content_hash,
-        "data_as_of": s.data_as_of,
-        "closed_at": s.closed_at,
-        "first_close": first,
-    }
-    lines = [
-        {**key, "line_no": i, "line": x.name, "entry_type": x.entry_type, "amount": x.amount,
-         "entries": x.entries}
-        for i, x in enumerate(s.lines, start=1)
-    ]  # fmt: skip
-    totals = [
-        {**key, "dimension": t.dimension, "value": t.value, "amount": t.amount,
-         "entries": t.entries}
-        for t in s.totals
-    ]  # fmt: skip
-    return close, lines, totals
+@dataclass
+class _Batch:
+    """The rows one check appends, table by table (one transaction)."""
+
+    closes: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    totals: list[dict[str, Any]] = field(default_factory=list)
+    restatements: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, s: ClosedStatement, first: bool) -> None:
+        key = {"account": s.account, "month": s.month, "version": s.version}
+        self.closes.append(
+            {
+                **key,
+                **{name: s.line(name) for name in STATEMENT_MONEY_COLUMNS},
+                "entries": sum(x.entries for x in s.lines if x.entry_type is None),
+                "content_hash": s.content_hash,
+                "data_as_of": s.data_as_of,
+                "closed_at": s.closed_at,
+                "first_close": first,
+            }
+        )
+        self.lines += [
+            {**key, "line_no": i, "line": x.name, "entry_type": x.entry_type,
+             "amount": x.amount, "entries": x.entries}
+            for i, x in enumerate(s.lines, start=1)
+        ]  # fmt: skip
+        self.totals += [
+            {**key, "dimension": t.dimension, "value": t.value, "amount": t.amount,
+             "entries": t.entries}
+            for t in s.totals
+        ]  # fmt: skip
+
+    def restate(self, change: Restatement) -> None:
+        self.add(change.current, False)
+        s = change.current
+        self.restatements += [
+            {"account": s.account, "month": s.month, "version": s.version,
+             "previous_version": change.previous.version, "line": c.name, "was": c.was,
+             "now": c.now, "difference": c.difference, "why": c.why, "restated_at": s.closed_at}
+            for c in change.changes
+        ]  # fmt: skip
 
 
 def check_closes(
@@ -134,8 +152,7 @@ def check_closes(
         figures = _figures(store, list(coverage))
         latest = store.latest(list(coverage))
         before = store.closed_before(list(coverage))
-        new_rows: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
-        restatement_rows: list[dict[str, Any]] = []
+        batch = _Batch()
         for (account, m), month_figures in sorted(figures.items()):
             if month is not None and m != month:
                 continue
@@ -149,8 +166,7 @@ def check_closes(
                 first = account not in before
                 if first:
                     result.first_close_accounts.add(account)
-                for rows, more in zip(new_rows, _rows(s, first), strict=True):
-                    rows.extend(more if isinstance(more, list) else [more])
+                batch.add(s, first)
                 continue
             previous = stored_statement(known)
             change = restated(previous, month_figures, cover.data_as_of, now)
@@ -159,17 +175,10 @@ def check_closes(
                     result.already_closed.append(previous)
                 continue
             result.restated.append(change)
-            for rows, more in zip(new_rows, _rows(change.current, False), strict=True):
-                rows.extend(more if isinstance(more, list) else [more])
-            restatement_rows += [
-                {"account": account, "month": m, "version": change.current.version,
-                 "previous_version": previous.version, "line": c.name, "was": c.was,
-                 "now": c.now, "difference": c.difference, "why": c.why, "restated_at": now}
-                for c in change.changes
-            ]  # fmt: skip
+            batch.restate(change)
         if month is not None:
             result.refused += _refusals(month, accounts, coverage, figures, grace, result)
-        store.record(*new_rows, restatement_rows)
+        store.record(batch.closes, batch.lines, batch.totals, batch.restatements)
     return result
 
 
