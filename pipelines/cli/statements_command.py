@@ -26,6 +26,7 @@ def close(settings: Settings, month: str | None) -> tuple[list[str], list[str], 
         f"statement already closed: {s.account} {s.month:%Y-%m} (version {s.version}): sent again"
         for s in result.already_closed
     ]
+    lines += result.empty
     if not lines and not result.refused:
         lines.append("statements: nothing to close or restate")
     return lines + outcome.queued, outcome.warnings + result.refused, not result.refused

@@ -36,6 +36,8 @@ class CloseResult:
     already_closed: list[ClosedStatement] = field(default_factory=list)
     # Why a month asked for by hand was not closed, one line each.
     refused: list[str] = field(default_factory=list)
+    # Accounts with nothing in a month asked for by hand: nothing to close, not a failure.
+    empty: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -177,7 +179,7 @@ def check_closes(
             result.restated.append(change)
             batch.restate(change)
         if month is not None:
-            result.refused += _refusals(month, accounts, coverage, figures, grace, result)
+            _refusals(month, accounts, coverage, figures, grace, result)
         store.record(batch.closes, batch.lines, batch.totals, batch.restatements)
     return result
 
@@ -189,22 +191,23 @@ def _refusals(
     figures: dict[tuple[str, date], MonthFigures],
     grace: dict[str, int],
     result: CloseResult,
-) -> list[str]:
+) -> None:
+    """Why each account did not close ``month`` (asked for by hand), in one line each."""
     done = {s.account for s in [*result.issued, *result.already_closed]}
     done |= {r.current.account for r in result.restated}
-    out = []
     for account in accounts:
         if account in done:
             continue
         what = f"{account} {month:%Y-%m}: not closed"
         if account not in coverage:
-            out.append(f"{what}: its latest sync was not reconciled (run `creditlens sync`)")
-        elif (account, month) not in figures:
-            out.append(f"{what}: the ledger has no entry in that month")
-        else:
-            needed = last_day(month).toordinal() + grace[account]
-            out.append(
-                f"{what}: syncs cover up to {coverage[account].covered}, closing needs "
-                f"{date.fromordinal(needed)} (close_after_days {grace[account]})"
+            result.refused.append(
+                f"{what}: its latest sync was not reconciled (run `creditlens sync`)"
             )
-    return out
+        elif (account, month) not in figures:
+            result.empty.append(f"{account} {month:%Y-%m}: nothing to close: no entry that month")
+        else:
+            needed = date.fromordinal(last_day(month).toordinal() + grace[account])
+            result.refused.append(
+                f"{what}: syncs cover up to {coverage[account].covered}, closing needs "
+                f"{needed} (close_after_days {grace[account]})"
+            )

@@ -136,3 +136,11 @@ def test_closes_are_sent_once_and_listed_with_their_delivery(copy: Copy) -> None
         assert f"statement-acme-{earlier:%Y-%m}-v1.pdf" in {
             part.get_filename() for part in received.emails[1].iter_attachments()
         }
+
+
+def test_a_month_without_entries_has_nothing_to_close(copy: Copy) -> None:
+    env, settings = copy()
+    result = cli_in_process("close", "--month", "2020-01", env=env)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == "acme 2020-01: nothing to close: no entry that month\n"
+    assert table(settings.warehouse, "SELECT count(*) FROM statement_closes") == [(0,)]
