@@ -45,7 +45,20 @@ class CloseResult:
 
     def lines(self) -> list[str]:
         """One line per close and restatement, as `creditlens sync` and `close` print them."""
-        out = [f"statement closed: {s.account} {s.month:%Y-%m}" for s in self.issued]
+        out: list[str] = []
+        by_account: dict[str, list[ClosedStatement]] = {}
+        for s in self.issued:
+            by_account.setdefault(s.account, []).append(s)
+        for account, closed in by_account.items():
+            if account in self.first_close_accounts and len(closed) > 1:
+                # An account's first close covers its whole past: one line, not one a month.
+                out.append(
+                    f"statements closed: {account} {closed[0].month:%Y-%m} to "
+                    f"{closed[-1].month:%Y-%m} ({len(closed)} months, its first close: the "
+                    "latest is sent, `creditlens statements list` shows them all)"
+                )
+            else:
+                out += [f"statement closed: {account} {s.month:%Y-%m}" for s in closed]
         for r in self.restated:
             s = r.current
             was, now = r.previous.line("closing"), s.line("closing")

@@ -96,7 +96,8 @@ def test_one_rejected_key_does_not_stop_the_others_closing(
     assert result.returncode == 1
     assert "creditlens: error: account globex: " in result.stderr
     month = previous_month(covered(tmp_path / "warehouse.duckdb"))
-    assert f"statement closed: acme {month:%Y-%m}" in result.stdout.splitlines()
+    (closed,) = [x for x in result.stdout.splitlines() if x.startswith("statements closed: ")]
+    assert closed.startswith("statements closed: acme ") and f" to {month:%Y-%m} (" in closed
     found = table(tmp_path / "warehouse.duckdb", "SELECT DISTINCT account FROM statement_closes")
     assert found == [("acme",)]
 
