@@ -367,6 +367,10 @@ class Account:
     month_entries: list[MonthEntry] | None = None
     # Days a spend_anomaly alert fired for, by (dimension column, value): marked on its chart.
     anomalies: dict[tuple[str, str], list[date]] = field(default_factory=dict)
+    # Per closed month, when it was closed; per restated month, each changed line's sentence
+    # ("closing: restated on 2026-11-05 (was X, now Y): late entries ...").
+    closes: dict[date, str] = field(default_factory=dict)
+    restated: dict[date, list[str]] = field(default_factory=dict)
 
     def statement(self, month: date | None) -> Statement | None:
         return next((s for s in self.statements if s.month == month), None)

@@ -20,6 +20,7 @@ from dashboards import model, periods, read_findings, read_statement
 from dashboards.read_alerts import read_alerts, say_alerts
 from dashboards.read_status import say_failures
 from dashboards.usage import dimension_usage
+from pipelines.warehouse import statement_read
 from pipelines.warehouse.outcomes import read_statuses
 from pipelines.warehouse.read import (
     QueryError,
@@ -164,6 +165,11 @@ def _account(
         history=read_findings.history(con, tables, name),
         lines=read_statement.statement_lines(con, tables, name),
         month_entries=read_statement.month_entries(con, tables, name, month),
+        closes=statement_read.closes(con, tables, name),
+        restated={
+            m: [r.sentence() for r in found]
+            for m, found in statement_read.restatements(con, tables, name).items()
+        },
     )
 
 

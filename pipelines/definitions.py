@@ -25,6 +25,7 @@ from pipelines.reconciliation import definitions as reconciliation
 from pipelines.reports import definitions as reports
 from pipelines.resources import shared_resources
 from pipelines.snapshots import definitions as snapshots
+from pipelines.statements import definitions as statements
 
 # BackfillPolicy is "beta" in Dagster 1.13; the single-run policy is what the ledger needs.
 warnings.filterwarnings("ignore", category=BetaWarning)
@@ -36,6 +37,7 @@ DOMAINS: tuple[Callable[[Settings], Definitions], ...] = (
     reports.build_definitions,
     audit.build_definitions,
     alerts.build_definitions,
+    statements.build_definitions,
 )
 
 

@@ -282,6 +282,16 @@ def _entries(account: Account, statement: Statement, downloads: Downloads) -> Ht
     )
 
 
+def _closed(account: Account, month: date) -> list[Html]:
+    """The month's close and, line by line, each restatement of it (docs/statements.md): the
+    figures below are the month as it stands now, so what changed since it was issued is said."""
+    out = [para(account.closes[month])] if month in account.closes else []
+    restated = account.restated.get(month, [])
+    if restated:
+        out.append(section("Restated", *(para(line, "warn") for line in restated)))
+    return out
+
+
 def _page(
     account: Account,
     statement: Statement,
@@ -317,6 +327,7 @@ def _page(
         by_type, off = _by_type(account, statement, downloads)
     body = [
         status,
+        *_closed(account, statement.month),
         _summary(statement, path, csv_path),
         _check(statement, off),
         _hidden(account, statement),

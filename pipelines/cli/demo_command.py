@@ -19,6 +19,7 @@ from pipelines.audit.inventory import derived_inventory
 from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, severity_counts
 from pipelines.audit.run import run_audit
+from pipelines.cli.demo_statements import demo_statements
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.config.account import AccountSettings
@@ -53,6 +54,8 @@ def run_demo(directory: str, seed: int) -> None:
             typer.echo(f"  {line}")
         typer.echo(f"  {audit_line(demo_audit(settings, root))}")
         for line in demo_alerts(settings, root):
+            typer.echo(f"  {line}")
+        for line in demo_statements(settings, seed):
             typer.echo(f"  {line}")
     site = run_report(settings, None, None, None)
     analyst = settings.open_warehouse().analyst_copy

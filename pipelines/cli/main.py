@@ -75,9 +75,12 @@ def sync(
         from pipelines.cli.alerts_command import after_sync
 
         alert_lines, warnings = after_sync(Settings.from_env().selecting(account or ()))
-        for line in alert_lines:
+        from pipelines.cli.statements_command import after_sync as close_after_sync
+
+        closed, close_warnings = close_after_sync(Settings.from_env().selecting(account or ()))
+        for line in [*alert_lines, *closed]:
             typer.echo(line)
-        for line in warnings:
+        for line in [*warnings, *close_warnings]:
             typer.echo(f"creditlens: warning: {line}", err=True)
     if failed:
         raise typer.Exit(1)
@@ -274,6 +277,55 @@ def export_focus(
 
         result = run_export_focus(Settings.from_env(), month, account, out, file_format.value)
         for line in export_lines(result, month):
+            typer.echo(line)
+
+
+@app.command()
+def close(
+    month: Annotated[
+        str | None,
+        typer.Option(help="Only this month, YYYY-MM; one closed already is sent again."),
+    ] = None,
+    account: Annotated[
+        str | None, typer.Option(help="Only this account (default: every account).")
+    ] = None,
+) -> None:
+    """Close every month a sync covered past its grace period (close_after_days), restate the
+    closed months whose figures changed, and send them (docs/statements.md)."""
+    with clear_errors():
+        from pipelines.cli.statements_command import close as run_close
+        from pipelines.config.settings import Settings
+
+        settings = Settings.from_env().selecting([account] if account else ())
+        lines, warnings, ok = run_close(settings, month)
+        for line in lines:
+            typer.echo(line)
+        for line in warnings:
+            typer.echo(f"creditlens: {'warning' if ok else 'error'}: {line}", err=True)
+    if not ok:
+        raise typer.Exit(1)
+
+
+statements_app = typer.Typer(
+    help="Closed monthly statements: closes, restatements, deliveries (docs/statements.md).",
+    no_args_is_help=True,
+)
+app.add_typer(statements_app, name="statements")
+
+
+@statements_app.command("list")
+def statements_list(
+    account: Annotated[
+        str | None, typer.Option(help="Only this account's statements (default: every account).")
+    ] = None,
+) -> None:
+    """Every closed month: its version, when it was closed and restated (line by line), and
+    where its messages went."""
+    with clear_errors():
+        from pipelines.cli.statements_command import list_lines
+        from pipelines.config.settings import Settings
+
+        for line in list_lines(Settings.from_env(), account):
             typer.echo(line)
 
 

@@ -7,10 +7,12 @@ from the environment or the accounts file (pipelines/config/accounts_file.py).
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from pipelines.api.environment import env_field, env_name
 from pipelines.api.errors import ConfigurationError
@@ -19,6 +21,17 @@ from pipelines.config.currencies import BillingCurrency, CreditPrice
 from pipelines.config.values import KeyVariable, WholeNumber, env_secret
 
 SignConvention = Literal["signed", "unsigned", "infer"]
+STATEMENT_CHANNELS_ENV = "CREDITLENS_STATEMENT_CHANNELS"
+
+
+def _channel_names(value: Any) -> Any:
+    """A variable's text, comma-separated (``to_env`` writes a list PATH-like: read too)."""
+    if isinstance(value, str):
+        return tuple(n.strip() for n in re.split(f"[,{re.escape(os.pathsep)}]", value) if n.strip())
+    return value
+
+
+ChannelNames = Annotated[tuple[str, ...], BeforeValidator(_channel_names)]
 
 
 class AccountSettings(BaseModel):
@@ -40,6 +53,12 @@ class AccountSettings(BaseModel):
     # (docs/focus.md) needs one; None: `creditlens export focus` refuses the account.
     credit_price: CreditPrice | None = env_field("CREDITLENS_CREDIT_PRICE", None)
     billing_currency: BillingCurrency | None = env_field("CREDITLENS_BILLING_CURRENCY", None)
+    # Days after a month's last day a sync must have covered before the month is closed
+    # (pipelines/statements/): entries of the last day keep arriving for a while.
+    close_after_days: WholeNumber = env_field("CREDITLENS_CLOSE_AFTER_DAYS", 2)
+    # The [[channels]] each closed month's statement is sent to, by name (checked against the
+    # accounts file's channels); none: sent only in a [statements] digest, if there is one.
+    statement_channels: ChannelNames = env_field(STATEMENT_CHANNELS_ENV, ())
 
     @field_validator("base_url")
     @classmethod

@@ -38,6 +38,7 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.api.options import ApiOptions
 from pipelines.config.account import AccountSettings
 from pipelines.config.alert_rules import ALERT_TABLES, read_alerting
+from pipelines.config.statement_delivery import STATEMENTS, read_statement_delivery
 
 CONFIG_ENV = "CREDITLENS_CONFIG"
 DEFAULT_CONFIG = "creditlens.toml"
@@ -90,12 +91,14 @@ def with_accounts_file(
         return settings
     label = _label(path, cwd)
     document = _document(path, label)
-    if ACCOUNTS not in document and any(t in document for t in ALERT_TABLES):
+    if ACCOUNTS not in document and any(t in document for t in (*ALERT_TABLES, STATEMENTS)):
         # Rules for the environment's one account: its check names stay plain (docs/alerts.md).
-        read_alerting(document, label, [a.name for a in settings.accounts])
+        found = read_alerting(document, label, [a.name for a in settings.accounts])
+        read_statement_delivery(document, label, found.channels, settings.accounts)
         return settings
     accounts = read_accounts(path, env, installation, cwd)
-    read_alerting(document, label, [a.name for a in accounts])
+    found = read_alerting(document, label, [a.name for a in accounts])
+    read_statement_delivery(document, label, found.channels, accounts)
     return settings.model_copy(update={ACCOUNTS: accounts, "config_file": path})
 
 
@@ -107,7 +110,7 @@ def read_accounts(
     label = _label(path, cwd)
     document = _document(path, label)
     for key in document:
-        if key not in (DEFAULTS, ACCOUNTS, *ALERT_TABLES):
+        if key not in (DEFAULTS, ACCOUNTS, *ALERT_TABLES, STATEMENTS):
             raise _fail(label, _top_level_problem(key, installation))
     defaults = document.get(DEFAULTS, {})
     if not isinstance(defaults, dict):
@@ -234,7 +237,7 @@ def _top_level_problem(key: str, installation: Installation) -> str:
         )
     if _names_a_secret(key):
         return _secret_refusal(key)
-    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS, *ALERT_TABLES], 'table')}"
+    return f"{key}: {_unknown(key, [DEFAULTS, ACCOUNTS, *ALERT_TABLES, STATEMENTS], 'table')}"
 
 
 def _installation_refusal(key: str, installation: Installation) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from pipelines.config.accounts_file import _document, _label, find_config
 from pipelines.config.alert_rules import Alerting, read_alerting
 from pipelines.config.settings import Settings
+from pipelines.config.statement_delivery import StatementDelivery, read_statement_delivery
 
 
 def alerting(
@@ -26,3 +27,18 @@ def alerting(
         return Alerting()
     label = _label(path, cwd)
     return read_alerting(_document(path, label), label)
+
+
+def statement_delivery(
+    settings: Settings, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> StatementDelivery:
+    """The ``[statements]`` table in force (pipelines/config/statement_delivery.py); the
+    default, one message per company, without a file."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    path = settings.config_file or find_config(env, cwd)
+    if path is None:
+        return StatementDelivery()
+    label = _label(path, cwd)
+    document = _document(path, label)
+    return read_statement_delivery(document, label, read_alerting(document, label).channels)

@@ -6,7 +6,8 @@ Set CREDITLENS_FAILPOINT to a name below and the process SIGKILLs itself when it
 - ``fetch``: after the first ledger page was staged;
 - ``transaction``: inside the landing transaction, after the inserts, before COMMIT;
 - ``publish``: after the analyst copy's new file was written, before the rename;
-- ``alert_sent``: after alerts were sent, before their outbox rows record it.
+- ``alert_sent``: after alerts were sent, before their outbox rows record it;
+- ``statement_close``: inside a close check's transaction, after its inserts, before COMMIT.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 
-NAMES = ("fetch", "transaction", "publish", "alert_sent")
+NAMES = ("fetch", "transaction", "publish", "alert_sent", "statement_close")
 
 # Set in a worker process that reads ledger windows for a sync: a failpoint there kills the sync
 # itself (its workers die with it), since the sync is what a power cut takes down.

@@ -152,21 +152,36 @@ class Claimed:
     body: str
     attempts: int  # including this one
     resend: bool  # an earlier sender claimed it and never said what came of it
+    alert_id: str = ""
+
+
+# Messages queued with files to attach (month close's statements, pipelines/statements/): their
+# event ids start with one of these, and only a sender that has their files claims them.
+WITH_FILES = ("statement/", "statements/")
+_WITH_FILES_SQL = " OR ".join(f"starts_with(event_id, '{p}')" for p in WITH_FILES)
 
 
 def claim(
-    path: Path, lock_timeout_s: float, now: datetime, lease: timedelta, claimed_by: str
+    path: Path,
+    lock_timeout_s: float,
+    now: datetime,
+    lease: timedelta,
+    claimed_by: str,
+    with_files: bool = False,
 ) -> list[Claimed]:
     """Claims every row due (pending and past its backoff, or claimed by a sender whose lease
-    ran out), in a write transaction, before anything is sent."""
+    ran out), in a write transaction, before anything is sent: the messages with files
+    (``WITH_FILES``) when ``with_files``, else the others."""
     if not path.exists():
         return []
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
         due = con.execute(
-            "SELECT event_id, channel, title, body, attempts, status = 'sending' FROM alert_outbox "
-            "WHERE (status = 'pending' AND coalesce(next_attempt_at, enqueued_at) <= ?) "
-            "OR (status = 'sending' AND claimed_at <= ?) ORDER BY enqueued_at, event_id, channel",
-            [now, now - lease],
+            "SELECT event_id, channel, title, body, attempts, status = 'sending', alert_id "
+            "FROM alert_outbox WHERE ((status = 'pending' AND "
+            "coalesce(next_attempt_at, enqueued_at) <= ?) OR (status = 'sending' AND "
+            f"claimed_at <= ?)) AND ({_WITH_FILES_SQL}) = ? "
+            "ORDER BY enqueued_at, event_id, channel",
+            [now, now - lease, with_files],
         ).fetchall()
         _each(
             con,
@@ -174,7 +189,40 @@ def claim(
             "attempts = attempts + 1 WHERE event_id = ? AND channel = ?",
             [[now, claimed_by, e, c] for e, c, *_ in due],
         )
-    return [Claimed(e, c, t, b, int(n) + 1, bool(s)) for e, c, t, b, n, s in due]
+    return [Claimed(e, c, t, b, int(n) + 1, bool(s), a) for e, c, t, b, n, s, a in due]
+
+
+def enqueue(
+    path: Path, lock_timeout_s: float, rows: Sequence[dict[str, Any]], again: bool = False
+) -> list[tuple[str, str]]:
+    """Queues outbox rows (all columns but the sending ones) unless their event and channel
+    are already there, so a rerun queues nothing twice; ``again``: one already sent is made
+    pending again instead (a resend by hand, same id). Returns the (event_id, channel) queued."""
+    if not rows:
+        return []
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        ids = sorted({r["event_id"] for r in rows})
+        there = {
+            (e, c): s
+            for e, c, s in con.execute(
+                "SELECT event_id, channel, status FROM alert_outbox "
+                "WHERE list_contains(?, event_id)",
+                [ids],
+            ).fetchall()
+        }
+        new = [r for r in rows if (r["event_id"], r["channel"]) not in there]
+        insert_dicts(con, "alert_outbox", new)
+        queued = [(r["event_id"], r["channel"]) for r in new]
+        if again:
+            sent = [(e, c) for (e, c), s in there.items() if s == "sent"]
+            _each(
+                con,
+                "UPDATE alert_outbox SET status = 'pending', next_attempt_at = NULL, "
+                "last_error = NULL WHERE event_id = ? AND channel = ?",
+                [[e, c] for e, c in sent],
+            )
+            queued += sent
+    return queued
 
 
 def finish(

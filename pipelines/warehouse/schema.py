@@ -56,6 +56,7 @@ from pipelines.warehouse.snapshot_tables import (
     CONSUMPTION_SNAPSHOTS,
     SUBSCRIPTION_SNAPSHOTS,
 )
+from pipelines.warehouse.statement_tables import TABLES as STATEMENT_TABLES
 from pipelines.warehouse.table import Column, Table
 
 __all__ = [
@@ -199,6 +200,13 @@ MIGRATIONS: list[Migration] = [
         12,
         "alerts: alert_events, the alerts view, the outbox and each rule's evaluations",
         (ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS),
+    ),
+    # Finance's figures of a past month changed under them without notice: each month closed,
+    # frozen, versioned, and restated line by line when a later sync changes it.
+    Migration(
+        13,
+        "month close: statement_closes, their lines and totals, restatements, closed_statements",
+        STATEMENT_TABLES,
     ),
     # Each sync re-derived the account's whole history: what the next reconciliation carries
     # in so it starts from the first day a sync touched (docs/reconciliation.md). A warehouse

@@ -23,6 +23,8 @@ class Received:
 
     http: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     mail: list[str] = field(default_factory=list)
+    # Each e-mail whole, its attachments with it (month close's statements).
+    emails: list[email.message.EmailMessage] = field(default_factory=list)
 
     def texts(self) -> list[str]:
         return [json.dumps(body) for _, body in self.http] + self.mail
@@ -30,6 +32,7 @@ class Received:
     def clear(self) -> None:
         self.http.clear()
         self.mail.clear()
+        self.emails.clear()
 
 
 def free_port() -> int:
@@ -47,6 +50,7 @@ class _Mailbox:
         part = mail.get_body(preferencelist=("plain",))
         text = part.get_content() if part is not None else ""
         self.received.mail.append(f"Subject: {mail['Subject']}\n{text}")
+        self.received.emails.append(mail)  # type: ignore[arg-type]
         return "250 OK"
 
 

@@ -140,7 +140,9 @@ def test_one_sync_of_three_companies_says_each_one_truthfully(
     errors = [line for line in first.stderr.splitlines() if line.startswith("creditlens:")]
     assert len(errors) == 1 and errors[0].startswith(INITECH_LINE), first.stderr
     _no_dump(first.stdout + first.stderr)
-    summaries = [line for line in first.stdout.splitlines() if not line.startswith(" ")]
+    summaries = [
+        line for line in first.stdout.splitlines() if not line.startswith((" ", "statement"))
+    ]
     assert [line.split(":", 1)[0] for line in summaries] == ["acme", "globex"], first.stdout
     assert "hidden movement(s)" in summaries[0] and "0 not acknowledged" not in summaries[0]
     findings = first.stdout.split("\nglobex:")[0].splitlines()[1:]
@@ -239,7 +241,9 @@ def test_without_a_failed_account_findings_exit_0_and_3_with_the_gate(
     assert _said(result.stderr) == [
         "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)"
     ]
-    summaries = [line for line in result.stdout.splitlines() if not line.startswith(" ")]
+    summaries = [
+        line for line in result.stdout.splitlines() if not line.startswith((" ", "statement"))
+    ]
     assert [line.split(":", 1)[0] for line in summaries] == ["acme", "globex"]
     again = run(agency, "sync")
     assert again.returncode == 0, again.stderr

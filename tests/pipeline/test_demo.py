@@ -2,7 +2,7 @@
 
 The demo is the first thing a new user runs, so what it prints is tested as a user reads it:
 the files it names exist, the query it suggests runs on the analyst copy and lists the months
-in order, and the log names each ledger window once even though windows are read side by side.
+in order, and each sync's log names each ledger window once though windows are read side by side.
 """
 
 from __future__ import annotations
@@ -64,11 +64,19 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
         assert rule in done.stdout
     assert (demo / "reports" / "alerts.html").is_file()
     assert "wait in the outbox for channel ops" in done.stdout
+    # A closed month, and a restatement of it by a top-up posted late (docs/statements.md).
+    assert re.search(r"statements: \d+ month\(s\) closed, ", done.stdout), done.stdout
+    assert re.search(r"statement restated: acme \d{4}-\d{2} \(version 2, ", done.stdout)
 
+    # Each sync (the demo's, then the month close's re-read of a closed month) names each of its
+    # windows once.
     log = done.stdout + done.stderr
-    windows = Counter(re.findall(r"ledger: window (\S+)", log))
-    assert windows, log[-2000:]
-    assert set(windows.values()) == {1}, windows
+    syncs = re.split(r"ledger: reading ", done.stderr)[1:]
+    assert len(syncs) == 2, log[-2000:]
+    for sync in syncs:
+        windows = Counter(re.findall(r"ledger: window (\S+)", sync))
+        assert windows, log[-2000:]
+        assert set(windows.values()) == {1}, windows
 
 
 def _summary_matches_the_table(stdout: str, analyst: Path, reports: Path) -> None:

@@ -64,6 +64,8 @@ FULL_ENV = {
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
     "CREDITLENS_HISTORY_LIMIT": "400",
+    "CREDITLENS_CLOSE_AFTER_DAYS": "5",
+    "CREDITLENS_STATEMENT_CHANNELS": "finance, controller",
     "CREDITLENS_LOCK_TIMEOUT_S": "120",
     "CREDITLENS_OWNERS": "team:finance-data, ops@example.com",
     "CREDITLENS_LEDGER_STALE_AFTER_HOURS": "30",
@@ -86,6 +88,8 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert account.name == "acme" and account.base_url == "https://api.example.test/v1"
     assert account.snapshot_fields == {"campaign.name": "title"}
     assert account.history_limit == 400 and settings.ledger_start is not None
+    assert account.close_after_days == 5
+    assert account.statement_channels == ("finance", "controller")
     assert settings.lock_timeout_s == 120 and settings.ledger_stale_after_hours == 30
     assert settings.owners == "team:finance-data,ops@example.com"
     assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
@@ -102,6 +106,7 @@ def test_defaults_without_any_variable() -> None:
     settings = Settings.from_env({})
     assert settings.account.name == "default" and settings.account.base_url is None
     assert settings.account.api_key_env == API_KEY_ENV
+    assert settings.account.close_after_days == 2
     assert settings.debit_type_pattern == DEFAULT_DEBIT_TYPE_PATTERN
     assert settings.staging_root == Path(".creditlens-staging")
     assert settings.audit_state_dir == Path("~/.creditlens")

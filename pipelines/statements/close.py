@@ -1,0 +1,226 @@
+"""A close check: every closable month not yet closed is closed, every closed month is compared
+with the month as it stands now and restated when a figure moved, in one transaction.
+
+The check runs after each sync (the CLI's and Dagster's) and daily, so it must be idempotent:
+the same data closes nothing new and restates nothing (the content hash is over the figures
+only). An account whose latest sync was not reconciled yet (or whose reconciliation failed) is
+left for the next check: its statement would be the ledger before that sync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pipelines.config.settings import Settings
+from pipelines.statements.closed import (
+    ClosedStatement,
+    DimensionTotal,
+    Restatement,
+    StatementLine,
+)
+from pipelines.statements.closing import MonthFigures, closable, first_version, last_day, restated
+from pipelines.warehouse.statement_store import StatementStore, StoredVersion, closing
+from pipelines.warehouse.writer import Warehouse
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+
+
+@dataclass
+class CloseResult:
+    issued: list[ClosedStatement] = field(default_factory=list)
+    restated: list[Restatement] = field(default_factory=list)
+    first_close_accounts: set[str] = field(default_factory=set)
+    # Months asked for by hand (--month) that are closed already: their latest versions.
+    already_closed: list[ClosedStatement] = field(default_factory=list)
+    # Why a month asked for by hand was not closed, one line each.
+    refused: list[str] = field(default_factory=list)
+    # Accounts with nothing in a month asked for by hand: nothing to close, not a failure.
+    empty: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.issued or self.restated)
+
+    def lines(self) -> list[str]:
+        """One line per close and restatement, as `creditlens sync` and `close` print them."""
+        out: list[str] = []
+        by_account: dict[str, list[ClosedStatement]] = {}
+        for s in self.issued:
+            by_account.setdefault(s.account, []).append(s)
+        for account, closed in by_account.items():
+            if account in self.first_close_accounts and len(closed) > 1:
+                # An account's first close covers its whole past: one line, not one a month.
+                out.append(
+                    f"statements closed: {account} {closed[0].month:%Y-%m} to "
+                    f"{closed[-1].month:%Y-%m} ({len(closed)} months, its first close: the "
+                    "latest is sent, `creditlens statements list` shows them all)"
+                )
+            else:
+                out += [f"statement closed: {account} {s.month:%Y-%m}" for s in closed]
+        for r in self.restated:
+            s = r.current
+            was, now = r.previous.line("closing"), s.line("closing")
+            out.append(
+                f"statement restated: {s.account} {s.month:%Y-%m} (version {s.version}, "
+                f"closing was {was}, now {now})"
+            )
+        return out
+
+
+def stored_statement(stored: StoredVersion) -> ClosedStatement:
+    row = stored.row
+    return ClosedStatement(
+        account=row["account"],
+        month=row["month"],
+        version=int(row["version"]),
+        lines=tuple(StatementLine(n, a, int(c), t) for _, n, t, a, c in stored.lines),
+        totals=tuple(DimensionTotal(d, v, a, int(c)) for d, v, a, c in stored.totals),  # type: ignore[arg-type]
+        content_hash=row["content_hash"],
+        data_as_of=row["data_as_of"],
+        closed_at=row["closed_at"],
+    )
+
+
+def _figures(
+    store: StatementStore, accounts: Sequence[str]
+) -> dict[tuple[str, date], MonthFigures]:
+    lines: dict[tuple[str, date], list[Any]] = {}
+    for account, month, *rest in store.entry_type_lines(accounts):
+        lines.setdefault((account, month), []).append(tuple(rest))
+    totals: dict[tuple[str, date], list[Any]] = {}
+    for account, month, *rest in store.totals(accounts):
+        totals.setdefault((account, month), []).append(tuple(rest))
+    return {
+        (row["account"], row["month"]): MonthFigures(
+            row["account"],
+            row["month"],
+            row,
+            lines.get((row["account"], row["month"]), []),
+            totals.get((row["account"], row["month"]), []),
+        )
+        for row in store.months(accounts)
+    }
+
+
+@dataclass
+class _Batch:
+    """The rows one check appends, table by table (one transaction)."""
+
+    closes: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    totals: list[dict[str, Any]] = field(default_factory=list)
+    restatements: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, s: ClosedStatement, first: bool) -> None:
+        key = {"account": s.account, "month": s.month, "version": s.version}
+        self.closes.append(
+            {
+                **key,
+                **{name: s.line(name) for name in STATEMENT_MONEY_COLUMNS},
+                "entries": sum(x.entries for x in s.lines if x.entry_type is None),
+                "content_hash": s.content_hash,
+                "data_as_of": s.data_as_of,
+                "closed_at": s.closed_at,
+                "first_close": first,
+            }
+        )
+        self.lines += [
+            {**key, "line_no": i, "line": x.name, "entry_type": x.entry_type,
+             "amount": x.amount, "entries": x.entries}
+            for i, x in enumerate(s.lines, start=1)
+        ]  # fmt: skip
+        self.totals += [
+            {**key, "dimension": t.dimension, "value": t.value, "amount": t.amount,
+             "entries": t.entries}
+            for t in s.totals
+        ]  # fmt: skip
+
+    def restate(self, change: Restatement) -> None:
+        self.add(change.current, False)
+        s = change.current
+        self.restatements += [
+            {"account": s.account, "month": s.month, "version": s.version,
+             "previous_version": change.previous.version, "line": c.name, "was": c.was,
+             "now": c.now, "difference": c.difference, "why": c.why, "restated_at": s.closed_at}
+            for c in change.changes
+        ]  # fmt: skip
+
+
+def check_closes(
+    warehouse: Warehouse,
+    settings: Settings,
+    month: date | None = None,
+    now: datetime | None = None,
+) -> CloseResult:
+    """Closes and restates for ``settings.accounts`` (only ``month`` when given), recording all
+    of it in one transaction."""
+    now = now or datetime.now(UTC)
+    result = CloseResult()
+    accounts = [a.name for a in settings.accounts]
+    grace = {a.name: a.close_after_days for a in settings.accounts}
+    if not accounts or not warehouse.path.exists():
+        return result
+    with closing(warehouse.path, warehouse.lock_timeout_s) as store:
+        coverage = store.coverage(accounts)
+        figures = _figures(store, list(coverage))
+        latest = store.latest(list(coverage))
+        before = store.closed_before(list(coverage))
+        batch = _Batch()
+        for (account, m), month_figures in sorted(figures.items()):
+            if month is not None and m != month:
+                continue
+            known = latest.get((account, m))
+            cover = coverage[account]
+            if known is None:
+                if not closable(m, cover.covered, grace[account]):
+                    continue
+                s = first_version(month_figures, cover.data_as_of, now)
+                result.issued.append(s)
+                first = account not in before
+                if first:
+                    result.first_close_accounts.add(account)
+                batch.add(s, first)
+                continue
+            previous = stored_statement(known)
+            change = restated(previous, month_figures, cover.data_as_of, now)
+            if change is None:
+                if month is not None:
+                    result.already_closed.append(previous)
+                continue
+            result.restated.append(change)
+            batch.restate(change)
+        if month is not None:
+            _refusals(month, accounts, coverage, figures, grace, result)
+        store.record(batch.closes, batch.lines, batch.totals, batch.restatements)
+    return result
+
+
+def _refusals(
+    month: date,
+    accounts: Sequence[str],
+    coverage: dict[str, Any],
+    figures: dict[tuple[str, date], MonthFigures],
+    grace: dict[str, int],
+    result: CloseResult,
+) -> None:
+    """Why each account did not close ``month`` (asked for by hand), in one line each."""
+    done = {s.account for s in [*result.issued, *result.already_closed]}
+    done |= {r.current.account for r in result.restated}
+    for account in accounts:
+        if account in done:
+            continue
+        what = f"{account} {month:%Y-%m}: not closed"
+        if account not in coverage:
+            result.refused.append(
+                f"{what}: its latest sync was not reconciled (run `creditlens sync`)"
+            )
+        elif (account, month) not in figures:
+            result.empty.append(f"{account} {month:%Y-%m}: nothing to close: no entry that month")
+        else:
+            needed = date.fromordinal(last_day(month).toordinal() + grace[account])
+            result.refused.append(
+                f"{what}: syncs cover up to {coverage[account].covered}, closing needs "
+                f"{needed} (close_after_days {grace[account]})"
+            )

@@ -1,0 +1,168 @@
+"""Each close and restatement sent once, with its files, through the alerts' channels and outbox.
+
+Queued, not sent, where the close is recorded: a message is an outbox row per channel whose
+event id names the account, month and version (``statement/acme/2026-10/v1``), so a rerun, a
+second close check or a Dagster retry queues nothing twice. Sent by the alerts' sender, which
+this layer gives the files: rendered again from the stored close at the moment of sending,
+byte for byte what the first attempt carried (the documents are pure).
+
+Where messages go: each account's ``statement_channels``; the ``[statements]`` table's
+``channels`` too, one message per company, or, with ``digest = true``, one digest for all with
+the consolidated statement (docs/statements.md). An account's first close covers every past
+month but delivers only its latest closed month; the others are listed and sent by hand
+(``resend``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from pipelines.alerts.delivery import Attachment, Delivery, deliver
+from pipelines.config.alerting import alerting, statement_delivery
+from pipelines.config.settings import Settings
+from pipelines.statements import documents as docs
+from pipelines.statements.closed import ClosedStatement, Restatement
+from pipelines.statements.stored import Loaded, Loader, stored_loader
+from pipelines.warehouse.alert_store import Claimed, enqueue
+from pipelines.warehouse.writer import Warehouse
+
+CLOSE_PREFIX = "statement/"
+DIGEST_ALERT = "statements/digest:"  # a digest's alert_id: this, then what it covers, as JSON
+
+
+def _latest_only(
+    issued: Sequence[ClosedStatement], first_close_accounts: set[str]
+) -> list[ClosedStatement]:
+    """An account's first close delivers its latest closed month only."""
+    latest: dict[str, date] = {}
+    for s in issued:
+        if s.account in first_close_accounts:
+            latest[s.account] = max(latest.get(s.account, s.month), s.month)
+    return [s for s in issued if s.account not in latest or s.month == latest[s.account]]
+
+
+def _row(
+    event_id: str, alert_id: str, channel: str, title: str, body: str, now: datetime
+) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "alert_id": alert_id,
+        "channel": channel,
+        "status": "pending",
+        "title": title,
+        "body": body,
+        "attempts": 0,
+        "enqueued_at": now,
+    }
+
+
+def _members(statements: Sequence[ClosedStatement], restatements: Sequence[Restatement]) -> str:
+    """What a digest covers, as its alert_id: enough to render its files again."""
+    covered = {
+        "closed": [[s.account, f"{s.month:%Y-%m}", s.version] for s in statements],
+        "restated": [
+            [r.current.account, f"{r.current.month:%Y-%m}", r.current.version] for r in restatements
+        ],
+    }
+    return DIGEST_ALERT + json.dumps(covered, ensure_ascii=False, sort_keys=True)
+
+
+def queue_issued(
+    warehouse: Warehouse,
+    settings: Settings,
+    issued: Sequence[ClosedStatement],
+    restated: Sequence[Restatement],
+    first_close_accounts: set[str],
+    resend: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    now: datetime | None = None,
+) -> list[str]:
+    """Queues the messages of these closes and restatements; one line per message queued.
+    ``resend``: every month given, first close or not, and sent again if sent already."""
+    now = now or datetime.now(UTC)
+    chosen = statement_delivery(settings, env, cwd)
+    channels = {a.name: a.statement_channels for a in settings.accounts}
+    closes = list(issued) if resend else _latest_only(issued, first_close_accounts)
+    per_company = [(s, None) for s in closes] + [(r.current, r) for r in restated]
+    rows: list[dict[str, Any]] = []
+    for s, restatement in per_company:
+        title, body = docs.message(s, restatement)
+        to = dict.fromkeys(
+            [*channels.get(s.account, ()), *(() if chosen.digest else chosen.channels)]
+        )
+        alert_id = f"statement/{s.account}/{s.month:%Y-%m}"
+        rows += [_row(docs.event_id(s), alert_id, c, title, body, now) for c in to]
+    if chosen.digest and (closes or restated):
+        title, body = docs.digest_message(closes, restated)
+        digest = docs.digest_id(closes, restated)
+        members = _members(closes, restated)
+        rows += [_row(digest, members, c, title, body, now) for c in chosen.channels]
+    queued = set(enqueue(warehouse.path, warehouse.lock_timeout_s, rows, again=resend))
+    return [
+        f"statement message queued: {r['event_id']} for channel {r['channel']}"
+        for r in rows
+        if (r["event_id"], r["channel"]) in queued
+    ]
+
+
+def _load(load: Loader, account: str, month: str, version: int) -> Loaded:
+    found = load(account, date.fromisoformat(f"{month}-01"), version)
+    if found is None:
+        raise LookupError(f"no stored close of {account} {month} version {version}")
+    return found
+
+
+def files(row: Claimed, load: Loader) -> list[Attachment]:
+    """A queued message's files, rendered from the stored closes it names."""
+    if row.event_id.startswith(CLOSE_PREFIX):
+        account, month, version = row.event_id[len(CLOSE_PREFIX) :].rsplit("/", 2)
+        s, restatement = _load(load, account, month, int(version.lstrip("v")))
+        return [
+            (docs.filename(s, "csv"), docs.statement_csv(s)),
+            (docs.filename(s, "pdf"), docs.statement_pdf(s, restatement)),
+        ]
+    if not row.alert_id.startswith(DIGEST_ALERT):
+        raise LookupError("not a statement's message")
+    covered = json.loads(row.alert_id[len(DIGEST_ALERT) :])
+    closed = [_load(load, a, m, v)[0] for a, m, v in covered["closed"]]
+    restated = [_load(load, a, m, v) for a, m, v in covered["restated"]]
+    consolidated = docs.consolidated_of(closed, [s for s, _ in restated])
+    out = [
+        (docs.consolidated_filename(consolidated, "csv"), docs.consolidated_csv(consolidated)),
+        (docs.consolidated_filename(consolidated, "pdf"), docs.consolidated_pdf(consolidated)),
+    ]
+    for s, restatement in [(s, None) for s in closed] + restated:
+        out += [
+            (docs.filename(s, "csv"), docs.statement_csv(s)),
+            (docs.filename(s, "pdf"), docs.statement_pdf(s, restatement)),
+        ]
+    return out
+
+
+def send_pending(
+    warehouse: Warehouse,
+    settings: Settings,
+    load: Loader | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    now: datetime | None = None,
+) -> Delivery:
+    """Sends every statement message due, each with its files; what a channel does not take
+    waits in the outbox for a later run (one warning line per channel)."""
+    chosen = stored_loader(warehouse) if load is None else load
+    made: dict[tuple[str, str], list[Attachment]] = {}  # one rendering for all its channels
+
+    def render(row: Claimed) -> list[Attachment]:
+        key = (row.event_id, row.alert_id)
+        if key not in made:
+            made[key] = files(row, chosen)
+        return made[key]
+
+    return deliver(
+        warehouse, alerting(settings, env, cwd), env, now, files=render, label="statements"
+    )

@@ -1,0 +1,161 @@
+"""The month close's reads and writes: one write transaction per close check.
+
+A close check reads what the accounts' syncs covered, their months as the reconciliation left
+them and the versions already closed, and appends the new versions, all in ONE transaction under
+the writer's lock: a kill leaves no close or a whole one, and two checks at once (the CLI's and a
+Dagster run's) cannot both close the same month. Nothing here is ever updated or deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.runtime.failpoints import failpoint
+from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.rows import insert_dicts
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
+
+_IN = "account IN (SELECT unnest(?::VARCHAR[]))"
+MONEY_TYPE = "DECIMAL(18,6)"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What an account's data covers: its syncs' last day, and when the latest of them
+    committed (the close's ``data_as_of``)."""
+
+    covered: date
+    data_as_of: datetime
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """A closed version as stored: its row, lines and totals."""
+
+    row: dict[str, Any]
+    lines: list[tuple[int, str, str | None, Decimal, int]]  # line_no, line, entry_type, ...
+    totals: list[tuple[str, str | None, Decimal, int]]
+
+
+class StatementStore:
+    """What one close check may ask and append, inside its transaction."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._con.execute(sql, list(params)).fetchall()
+
+    def coverage(self, accounts: Sequence[str]) -> dict[str, Coverage]:
+        """Accounts whose latest sync was reconciled since (the statement is the ledger's as it
+        landed), with what their syncs covered; an account never synced, or whose latest
+        reconciliation failed or has not run yet, is absent: nothing of it closes now."""
+        found = self._all(
+            "SELECT s.account, s.covered, s.finished FROM (SELECT account, max(range_end) AS "
+            f"covered, max(finished_at) AS finished FROM sync_runs WHERE {_IN} GROUP BY account) s "
+            "JOIN (SELECT account, max(checked_at) AS checked FROM reconciliation_runs "
+            "GROUP BY account) r ON r.account = s.account AND r.checked >= s.finished",
+            [list(accounts)],
+        )
+        return {account: Coverage(covered, finished) for account, covered, finished in found}
+
+    def months(self, accounts: Sequence[str]) -> list[dict[str, Any]]:
+        """monthly_statement's rows of ``accounts``."""
+        names = ", ".join(STATEMENT_MONEY_COLUMNS)
+        cursor = self._con.execute(
+            f"SELECT account, month, {names}, entries FROM monthly_statement WHERE {_IN} "
+            "ORDER BY account, month",
+            [list(accounts)],
+        )
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+    def entry_type_lines(
+        self, accounts: Sequence[str]
+    ) -> list[tuple[str, date, str, str, Decimal, int]]:
+        """statement_lines' rows: (account, month, category, entry_type, amount, entries)."""
+        return self._all(
+            "SELECT account, month, category, entry_type, amount, entries FROM statement_lines "
+            f"WHERE {_IN}",
+            [list(accounts)],
+        )
+
+    def totals(
+        self, accounts: Sequence[str]
+    ) -> list[tuple[str, date, str, str | None, Decimal, int]]:
+        """The month's movements per agent, campaign and channel: (account, month, dimension,
+        value, amount, entries)."""
+        parts = " UNION ALL ".join(
+            f"SELECT account, entry_month, '{name}', {column}, "
+            f"CAST(sum(signed_amount) AS {MONEY_TYPE}), count(*) FROM ledger_enriched "
+            f"WHERE {_IN} GROUP BY ALL"
+            for name, column in (
+                ("agent", "agent_id"), ("campaign", "campaign_id"), ("channel", "channel"))
+        )  # fmt: skip
+        return self._all(parts, [list(accounts)] * 3)
+
+    def latest(self, accounts: Sequence[str]) -> dict[tuple[str, date], StoredVersion]:
+        """Each closed month's latest version, with its lines and totals."""
+        key = "account, month, version"
+        latest = (
+            f"SELECT * FROM statement_closes WHERE {_IN} "
+            "QUALIFY row_number() OVER (PARTITION BY account, month ORDER BY version DESC) = 1"
+        )
+        cursor = self._con.execute(latest, [list(accounts)])
+        columns = [d[0] for d in cursor.description]
+        out = {
+            (row["account"], row["month"]): StoredVersion(row, [], [])
+            for row in (dict(zip(columns, r, strict=True)) for r in cursor.fetchall())
+        }
+        keys = f"SELECT {key} FROM ({latest})"
+        for account, month, line_no, line, entry_type, amount, entries in self._all(
+            "SELECT account, month, line_no, line, entry_type, amount, entries "
+            f"FROM statement_close_lines JOIN ({keys}) USING ({key}) ORDER BY line_no",
+            [list(accounts)],
+        ):
+            out[(account, month)].lines.append((line_no, line, entry_type, amount, entries))
+        for account, month, dimension, value, amount, entries in self._all(
+            "SELECT account, month, dimension, value, amount, entries "
+            f"FROM statement_close_totals JOIN ({keys}) USING ({key})",
+            [list(accounts)],
+        ):
+            out[(account, month)].totals.append((dimension, value, amount, entries))
+        return out
+
+    def closed_before(self, accounts: Sequence[str]) -> set[str]:
+        """Accounts with any month closed already (their next close is not their first)."""
+        return {
+            r[0]
+            for r in self._all(
+                f"SELECT DISTINCT account FROM statement_closes WHERE {_IN}", [list(accounts)]
+            )
+        }
+
+    def record(
+        self,
+        closes: Sequence[dict[str, Any]],
+        lines: Sequence[dict[str, Any]],
+        totals: Sequence[dict[str, Any]],
+        restatements: Sequence[dict[str, Any]],
+    ) -> None:
+        insert_dicts(self._con, "statement_closes", closes)
+        insert_dicts(self._con, "statement_close_lines", lines)
+        insert_dicts(self._con, "statement_close_totals", totals)
+        insert_dicts(self._con, "statement_restatements", restatements)
+        # A kill here, inside the transaction, must leave no close at all.
+        failpoint("statement_close")
+
+
+@contextmanager
+def closing(path: Path, lock_timeout_s: float) -> Iterator[StatementStore]:
+    """A close check's reads and writes, all or nothing."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        yield StatementStore(con)

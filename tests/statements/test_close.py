@@ -1,0 +1,176 @@
+"""Closing: a month closes once a sync covered its last day plus close_after_days, not a day
+before; its figures tie out to the ledger; a rerun changes nothing; a close is whole or absent."""
+
+from __future__ import annotations
+
+import re
+import signal
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from pipelines.api.errors import ConfigurationError
+from pipelines.config.settings import Settings
+from pipelines.statements.close import check_closes
+from pipelines.statements.closing import last_day
+from tests.pipeline.helpers import cli, cli_in_process, table
+from tests.statements.conftest import Copy
+
+COUNTS = (
+    "SELECT (SELECT count(*) FROM statement_closes), (SELECT count(*) FROM statement_close_lines), "
+    "(SELECT count(*) FROM statement_close_totals), (SELECT count(*) FROM statement_restatements)"
+)
+
+
+def covered(path: Path) -> date:
+    ((day,),) = table(path, "SELECT max(range_end) FROM sync_runs")
+    return day
+
+
+def previous_month(day: date) -> date:
+    return (day.replace(day=1) - timedelta(days=1)).replace(day=1)
+
+
+def test_a_month_closes_once_its_grace_period_is_covered_not_a_day_before(copy: Copy) -> None:
+    _, settings = copy()
+    path = settings.warehouse
+    month = previous_month(covered(path))
+    grace = (covered(path) - last_day(month)).days  # exactly covered: the month closes
+    _, waiting = copy(CREDITLENS_CLOSE_AFTER_DAYS=str(grace + 1))
+    early = check_closes(waiting.open_warehouse(), waiting)
+    assert month not in {s.month for s in early.issued}
+    assert early.issued and all(s.month < month for s in early.issued)  # older months close
+    assert early.first_close_accounts == {"acme"}
+    _, due = copy(CREDITLENS_CLOSE_AFTER_DAYS=str(grace))
+    later = check_closes(due.open_warehouse(), due)
+    assert [s.month for s in later.issued] == [month]
+    assert later.first_close_accounts == set()  # the account's first close was the one before
+    assert later.lines() == [f"statement closed: acme {month:%Y-%m}"]
+    ((first,),) = table(path, f"SELECT first_close FROM statement_closes WHERE month = '{month}'")
+    assert first is False
+
+
+def test_closed_figures_tie_out_to_the_ledger(copy: Copy) -> None:
+    _, settings = copy()
+    result = check_closes(settings.open_warehouse(), settings)
+    assert result.issued
+    path = settings.warehouse
+    for s in result.issued:
+        start, end = s.month, last_day(s.month) + timedelta(days=1)
+        where = (
+            f"created_at >= TIMESTAMPTZ '{start} 00:00:00+00' "
+            f"AND created_at < TIMESTAMPTZ '{end} 00:00:00+00'"
+        )
+        ((entries, total, last_balance),) = table(
+            path,
+            "SELECT count(*), sum(amount), arg_max(balance_after, created_at) "
+            f"FROM ledger_entries WHERE {where}",
+        )
+        movements = sum(
+            (x.amount for x in s.lines if x.entry_type is None and x.name in MOVEMENTS),
+            Decimal(0),
+        )
+        assert movements == total  # the small scenario's ledger is signed
+        assert total + s.line("hidden_movements") == s.line("closing") - s.line("opening")
+        assert sum(x.entries for x in s.lines if x.entry_type is not None) == entries
+        for line in MOVEMENTS:
+            typed = [x.amount for x in s.lines if x.entry_type is not None and x.name == line]
+            assert sum(typed, Decimal(0)) == s.line(line)
+        for dimension in ("agent", "campaign", "channel"):
+            totals = [t for t in s.totals if t.dimension == dimension]
+            assert sum((t.amount for t in totals), Decimal(0)) == total
+            assert sum(t.entries for t in totals) == entries
+        if s.line("hidden_movements") == 0:
+            assert s.line("closing") == last_balance
+
+
+MOVEMENTS = ("debits", "credits", "refunds", "adjustments", "other")
+
+
+def test_a_rerun_changes_nothing(copy: Copy) -> None:
+    _, settings = copy()
+    path = settings.warehouse
+    first = check_closes(settings.open_warehouse(), settings)
+    counts = table(path, COUNTS)
+    hashes = table(path, "SELECT account, month, version, content_hash FROM statement_closes")
+    again = check_closes(settings.open_warehouse(), settings)
+    assert first.issued and not again.issued and not again.restated
+    assert table(path, COUNTS) == counts
+    assert table(path, "SELECT account, month, version, content_hash FROM statement_closes") == (
+        hashes
+    )
+    # The same data closed again from scratch hashes the same: the hash is the figures only.
+    assert {s.content_hash for s in first.issued} == {h for *_, h in hashes}
+
+
+def test_a_close_that_fails_midway_leaves_no_close(
+    copy: Copy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast half of the kill test (tests/statements/test_close_kill.py): anything escaping
+    the close's transaction after its inserts rolls all of them back."""
+    _, settings = copy()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr("pipelines.warehouse.statement_store.failpoint", broken)
+    with pytest.raises(OSError, match="disk gone"):
+        check_closes(settings.open_warehouse(), settings)
+    assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
+    monkeypatch.undo()
+    assert check_closes(settings.open_warehouse(), settings).issued
+
+
+@pytest.mark.slow
+def test_killed_inside_the_close_leaves_no_close_then_a_whole_one(copy: Copy) -> None:
+    """SIGKILL at the failpoint inside the close's transaction (after its inserts, before its
+    COMMIT): nothing of it is in the warehouse; the next close is whole."""
+    env, settings = copy()
+    killed = cli("close", env={**env, "CREDITLENS_FAILPOINT": "statement_close"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
+    again = cli_in_process("close", env=env)
+    assert again.returncode == 0, again.stderr
+    closes, lines, totals, _ = table(settings.warehouse, COUNTS)[0]
+    (said,) = re.findall(r"^statements closed: acme \S+ to \S+ \((\d+) months", again.stdout, re.M)
+    assert closes == int(said)
+    # Every close has its lines (the equation's 8 and each entry type's) and its totals.
+    assert table(
+        settings.warehouse,
+        "SELECT count(*) FROM statement_closes c WHERE (SELECT count(*) FROM statement_close_lines "
+        "l WHERE l.account = c.account AND l.month = c.month AND l.version = c.version) < 8 OR "
+        "NOT EXISTS (SELECT 1 FROM statement_close_totals t WHERE t.account = c.account AND "
+        "t.month = c.month AND t.version = c.version)",
+    ) == [(0,)]
+    assert lines >= 8 * closes and totals >= 3 * closes
+
+
+ACCOUNTS = """
+[defaults]
+close_after_days = 5
+
+[[accounts]]
+name = "acme"
+base_url = "http://127.0.0.1:1"
+api_key_env = "ACME_KEY"
+close_after_days = {acme}
+
+[[accounts]]
+name = "globex"
+base_url = "http://127.0.0.1:1"
+api_key_env = "GLOBEX_KEY"
+"""
+
+
+def test_close_after_days_is_read_from_the_accounts_file(tmp_path: Path) -> None:
+    config = tmp_path / "creditlens.toml"
+    config.write_text(ACCOUNTS.format(acme=3))
+    settings = Settings.from_env({"CREDITLENS_CONFIG": str(config)}, cwd=tmp_path)
+    assert {a.name: a.close_after_days for a in settings.accounts} == {"acme": 3, "globex": 5}
+    assert Settings.from_env({}).account.close_after_days == 2
+    config.write_text(ACCOUNTS.format(acme='"soon"'))
+    with pytest.raises(ConfigurationError) as refused:
+        Settings.from_env({"CREDITLENS_CONFIG": str(config)}, cwd=tmp_path)
+    assert "close_after_days" in str(refused.value) and "\n" not in str(refused.value)
