@@ -3,7 +3,8 @@
     python -m benchmarks.sync_phases [sync options]
 
 Runs the real command in this process with wall-clock stamps around its phases: importing the
-CLI, Dagster's instance, each job, reading the ledger windows, landing, the analyst copies. A
+CLI, Dagster's instance, each job, reading the ledger windows, landing the ledgers and storing the
+snapshots (each once per sync, all accounts in one transaction), the analyst copies. A
 sampling profiler cannot give this cleanly (page threads and the main thread share one
 interpreter lock, so waiting looks like work); stamps can, and they cost nothing measurable.
 """
@@ -50,7 +51,8 @@ def main(argv: list[str]) -> None:
     for name in ("build_definitions", "instance", "run_job"):
         timed(sync_command, name)
     timed(ledger_sync, "stage_windows")
-    for name in ("land_ledger", "publish_analyst_copy"):
+    # One landing of every account's ledger, one store of every account's snapshots.
+    for name in ("land_ledgers", "land_snapshots", "publish_analyst_copy"):
         timed(Warehouse, name)
     sys.argv = ["creditlens", "sync", *argv]
     try:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-JOBS = ("ledger_sync", "snapshot_sync", "reconciliation_run")  # a sync's runs, in order
+# A sync's runs, in order: the ledger and the snapshots in one, then the reconciliation.
+JOBS = ("ledger_and_snapshot_sync", "reconciliation_run")
 STAMP = re.compile(r"^\[\s*([\d.]+)s\] (.*)$", re.MULTILINE)
 
 
