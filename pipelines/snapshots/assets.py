@@ -126,7 +126,6 @@ def snapshots(
     selected = [e for e in SNAPSHOTS if AssetKey(e.table) in context.selected_asset_keys]
     per_account = named_per_account(platform_api.settings())
     results: list[MaterializeResult] = []
-    pending: list[tuple[SnapshotEndpoint, list[AccountOutcome[SnapshotResult]]]] = []
     with warehouse.step(context, "snapshots"):
         wh = warehouse.warehouse()
         skipped = _ledger_failed(warehouse, context)
@@ -153,7 +152,6 @@ def snapshots(
         outcomes = _store_all(wh, {e.table: _by_endpoint(fetched, e) for e in selected})
         if any(r.stored for o in outcomes.values() for _, r in succeeded(o)):
             wh.publish_analyst_copy()  # else the copy is still current
-        rows = table_rows(wh.path, [e.table for e in selected], lock_timeout_s=wh.lock_timeout_s)
         for endpoint in selected:
             these = outcomes[endpoint.table]
             key = AssetKey(endpoint.table)
@@ -164,14 +162,16 @@ def snapshots(
                 wh, "snapshots", these, tags=context.run.tags, run_id=context.run.run_id,
                 part=endpoint.table,
             )  # fmt: skip
-            if not succeeded(these) and these:
-                pending.append((endpoint, these))  # raised once the others are materialized
-                continue
-            results.append(_materialized(context, endpoint, these, rows[endpoint.table]))
+        # A kind no account stored fails the step, once the others are materialized.
+        pending = [e for e in selected if outcomes[e.table] and not succeeded(outcomes[e.table])]
+        done = [e for e in selected if e not in pending]
+        if done:
+            rows = table_rows(wh.path, [e.table for e in done], lock_timeout_s=wh.lock_timeout_s)
+            results = [_materialized(context, e, outcomes[e.table], rows[e.table]) for e in done]
     yield from results
-    for _, these in pending:
+    for endpoint in pending:
         with warehouse.step(context, "snapshots"):
-            at_least_one(these, per_account=per_account)
+            at_least_one(outcomes[endpoint.table], per_account=per_account)
 
 
 def _materialized(
