@@ -122,7 +122,7 @@ def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
     (days,) = f["ranges"].values()
     first, last = days.split("..")
     assert last == "2026-06-30" and first == "2026-06-22"  # the backfill's last day - 7
-    assert {"stage_windows", "land_ledger"} <= {p["phase"] for p in f["phases"]}
+    assert {"stage_windows", "land_ledgers", "land_snapshots"} <= {p["phase"] for p in f["phases"]}
     assert f["warehouse_entries"] > f["daily_entries_fetched"] > 0
     assert "phases of the daily sync" in stdout
 
