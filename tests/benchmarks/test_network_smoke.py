@@ -166,13 +166,14 @@ def test_ledger_lines_read_the_single_and_the_per_account_forms() -> None:
 
 def test_phases_name_the_jobs_in_the_order_a_sync_runs_them() -> None:
     stderr = (
-        "[   1.50s] imported the CLI\n[   2.00s] > run_job\n[   2.40s] < stage_windows 0.30s\n"
-        "[   3.00s] < run_job 1.00s\n[   4.00s] < run_job 0.45s\n"
+        "[   1.50s] imported the CLI\n[   1.80s] imported the sync\n[   2.00s] > run_job\n"
+        "[   2.40s] < stage_windows 0.30s\n[   3.00s] < run_job 1.00s\n[   4.00s] < run_job 0.45s\n"
         "[   4.10s] end\n"
     )
     steps = phases(stderr, wall_s=4.5)
     assert [p["phase"] for p in steps] == [
         "importing the CLI",
+        "importing the sync",
         "stage_windows",
         "run_job ledger_and_snapshot_sync",
         "run_job reconciliation_run",
