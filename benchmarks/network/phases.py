@@ -55,3 +55,9 @@ def phases(stderr: str, wall_s: float) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def phases_table(title: str, steps: list[dict[str, Any]]) -> tuple[str, list[str], list[list[str]]]:
+    """The phases as a report's extra table (daily, and accounts with ``--phases``)."""
+    rows = [[p["phase"], *(f"{p[k]:.2f}" for k in ("from_s", "to_s", "took_s"))] for p in steps]
+    return (title, ["phase", "from s", "to s", "took s"], rows)
