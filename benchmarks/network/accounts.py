@@ -19,6 +19,7 @@ from benchmarks.harness.contenders import sync_env, whole_range
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
 from benchmarks.harness.targets import target
 from benchmarks.network.conditions import company_names, count_all, rate_limited_spec, serving
+from benchmarks.network.phases import phases, phases_table
 from benchmarks.network.report import Report, Row, count, fmt
 from benchmarks.peers.creditlens_sync import run_sync
 
@@ -130,6 +131,8 @@ def accounts(args: argparse.Namespace, scratch: Path) -> Report:
             not problems and result.server_errors == 0,
         ),
     ]
+    if args.phases:
+        figures["phases"] = phases(run.stderr, run.wall_s)
     report = Report(
         "accounts",
         platform.network,
@@ -142,6 +145,9 @@ def accounts(args: argparse.Namespace, scratch: Path) -> Report:
     )
     if len(names) <= 10:
         report.extra_tables.append(_accounts_table(per_account))
+    if args.phases:  # the sync's own stamps: its runs, the one landing, the one snapshot store
+        title = "phases of the sync (benchmarks/sync_phases.py's stamps)"
+        report.extra_tables.append(phases_table(title, figures["phases"]))
     return report
 
 

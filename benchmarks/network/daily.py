@@ -16,8 +16,8 @@ from benchmarks.harness.contenders import sync_env, whole_range
 from benchmarks.harness.sync_result import check_accounts, check_rows, read_sync
 from benchmarks.harness.targets import target
 from benchmarks.network.conditions import company_names, count_all, network_spec, section, serving
-from benchmarks.network.phases import phases
-from benchmarks.network.report import Report, Row, fmt
+from benchmarks.network.phases import phases, phases_table
+from benchmarks.network.report import Report, Row
 from benchmarks.peers.creditlens_sync import run_sync
 
 DAILY_LIMIT_S = 5.0  # a daily sync end to end
@@ -124,10 +124,6 @@ def daily(args: argparse.Namespace, scratch: Path) -> Report:
         "daily", platform.network, sum(total.values()), len(names), rows, figures, targets, problems
     )
     report.extra_tables.append(
-        (
-            "phases of the daily sync (benchmarks/sync_phases.py's stamps)",
-            ["phase", "from s", "to s", "took s"],
-            [[p["phase"], *(fmt(p[k]) for k in ("from_s", "to_s", "took_s"))] for p in steps],
-        )
+        phases_table("phases of the daily sync (benchmarks/sync_phases.py's stamps)", steps)
     )
     return report

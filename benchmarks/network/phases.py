@@ -10,22 +10,29 @@ from __future__ import annotations
 import re
 from typing import Any
 
-JOBS = ("ledger_sync", "snapshot_sync", "reconciliation_run")  # a sync's runs, in order
+# A sync's runs, in order: the ledger and the snapshots in one, then the reconciliation.
+JOBS = ("ledger_and_snapshot_sync", "reconciliation_run")
 STAMP = re.compile(r"^\[\s*([\d.]+)s\] (.*)$", re.MULTILINE)
 
 
 def phases(stderr: str, wall_s: float) -> list[dict[str, Any]]:
     """benchmarks/sync_phases.py's stamps as phases, in the order they ended: importing the CLI,
-    each ``< name Ns`` (phases nest: a job's run holds its steps), and the time outside the
-    stamps (the interpreter starting before them, the process exiting after ``end``). Its
-    ``run_job`` stamps do not say which job: the sync runs JOBS in this order, so they are named."""
+    importing what only a sync needs, each ``< name Ns`` (phases nest: a job's run holds its
+    steps), and the time outside the stamps (the interpreter starting before them, the process
+    exiting after ``end``). Its ``run_job`` stamps do not say which job: the sync runs JOBS in
+    this order, so they are named."""
     out: list[dict[str, Any]] = []
     end = None
+    cli_at = 0.0
     jobs = iter(JOBS)
     for at_text, label in STAMP.findall(stderr):
         at = float(at_text)
         if label == "imported the CLI":
             out.append({"phase": "importing the CLI", "from_s": 0.0, "to_s": at, "took_s": at})
+            cli_at = at
+        elif label == "imported the sync":  # what the CLI imports only to sync
+            phase = {"phase": "importing the sync", "from_s": cli_at, "to_s": at}
+            out.append({**phase, "took_s": at - cli_at})
         elif label.startswith("< "):
             name, _, took_text = label[2:].rpartition(" ")
             try:
@@ -48,3 +55,9 @@ def phases(stderr: str, wall_s: float) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def phases_table(title: str, steps: list[dict[str, Any]]) -> tuple[str, list[str], list[list[str]]]:
+    """The phases as a report's extra table (daily, and accounts with ``--phases``)."""
+    rows = [[p["phase"], *(f"{p[k]:.2f}" for k in ("from_s", "to_s", "took_s"))] for p in steps]
+    return (title, ["phase", "from s", "to s", "took s"], rows)

@@ -12,39 +12,44 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from pipelines.api.errors import ConfigurationError
-from pipelines.audit.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
-from pipelines.audit.inventory import InventoryError
-from pipelines.audit.key_fingerprint import AuditSecretError
-from pipelines.audit.landing import land_audit
-from pipelines.audit.report import AuditReport, exit_code, to_json
-from pipelines.audit.run import AuditCrash, run_audit
-from pipelines.audit.sarif import to_sarif
-from pipelines.audit.scan import ScanPathError
-from pipelines.audit.terminal import emit, render, visible
 from pipelines.config.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
-from pipelines.config.settings import Settings
-from pipelines.warehouse.lock import WarehouseBusy
-from pipelines.warehouse.severity import Severity
+
+# The audit's own modules (its probes, rich, the warehouse, Settings) are imported when the
+# command runs, not when the CLI loads: every other command, and `--help`, would pay for them.
+if TYPE_CHECKING:
+    from pipelines.audit.report import AuditReport
+    from pipelines.config.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MISSING_INVENTORY = (
     "missing option --inventory: the key inventory file, or an accounts file "
     f"({CONFIG_ENV} or ./{DEFAULT_CONFIG}) to derive it from (see docs/audit.md)"
 )
-_CANNOT_RUN = (
-    InventoryError,
-    ScanPathError,
-    ConfigurationError,
-    AuditSecretError,
-    BaselineError,
-    AuditCrash,
-    WarehouseBusy,  # the history could not be landed: said as the lock's own line, not a crash
-)
+
+
+def _cannot_run() -> tuple[type[Exception], ...]:
+    """The failures said as their own line (exit 2), not as a crash."""
+    from pipelines.api.errors import ConfigurationError
+    from pipelines.audit.baseline import BaselineError
+    from pipelines.audit.inventory import InventoryError
+    from pipelines.audit.key_fingerprint import AuditSecretError
+    from pipelines.audit.run import AuditCrash
+    from pipelines.audit.scan import ScanPathError
+    from pipelines.warehouse.lock import WarehouseBusy
+
+    return (
+        InventoryError,
+        ScanPathError,
+        ConfigurationError,
+        AuditSecretError,
+        BaselineError,
+        AuditCrash,
+        WarehouseBusy,  # the history could not be landed: said as the lock's own line
+    )
 
 
 class OutputFormat(StrEnum):
@@ -115,6 +120,13 @@ def audit(
     characters, never in clear. Without --inventory, an accounts file (CREDITLENS_CONFIG or
     ./creditlens.toml) gives one key per account.
     """
+    from pipelines.audit.baseline import load_baseline
+    from pipelines.audit.inventory import InventoryError
+    from pipelines.audit.report import exit_code
+    from pipelines.audit.run import run_audit
+    from pipelines.config.settings import Settings
+    from pipelines.warehouse.severity import Severity
+
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
@@ -137,7 +149,7 @@ def audit(
         derived = settings.config_file if inventory is None else None
         _publish(report, settings, output_format, json_out, sarif_out, derived)
         code = exit_code(report, threshold)
-    except _CANNOT_RUN as exc:
+    except _cannot_run() as exc:
         fail(str(exc))
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
@@ -155,6 +167,8 @@ def _baselined(
 ) -> AuditReport:
     """The report with accepted findings marked: --write-baseline records every current
     finding first, so the run that writes a baseline already reads as clean against it."""
+    from pipelines.audit.baseline import apply_baseline, write_baseline
+
     if write_baseline_to is not None:
         accepted = write_baseline(report, write_baseline_to) | (accepted or frozenset())
         source = write_baseline_to
@@ -176,6 +190,10 @@ def _publish(
     """History first, then the files, then stdout: a run that fails to write a file says so
     before it prints a report that would read as complete. ``derived_from``: the accounts file
     the inventory was derived from, said first, since its keys list no places."""
+    from pipelines.audit.report import to_json
+    from pipelines.audit.sarif import to_sarif
+    from pipelines.audit.terminal import emit, render, visible
+
     landed = land_report(report, settings)
     if json_out is not None:
         json_out.write_text(to_json(report), encoding="utf-8", errors="backslashreplace")
@@ -198,6 +216,8 @@ def _publish(
 
 
 def derived_line(source: Path, keys: int) -> str:
+    from pipelines.audit.terminal import visible
+
     return (
         f"inventory derived from the accounts file {visible(source)}: {keys} key(s), one per "
         "key variable, scope full, no places listed (give --inventory to list them; --scan and "
@@ -208,6 +228,8 @@ def derived_line(source: Path, keys: int) -> str:
 def fail(message: str) -> NoReturn:
     """One line on stderr, exit 2. Not through rich: it wraps long lines and reads [..] as
     markup; the message is made visible (no raw control characters) and kept on one line."""
+    from pipelines.audit.terminal import emit, visible
+
     emit(f"creditlens: error: {visible(message)}", sys.stderr)
     raise typer.Exit(EXIT_ERROR)
 
@@ -217,6 +239,8 @@ def land_report(report: AuditReport, settings: Settings) -> Path | None:
     from a CI job or a laptop should not create a warehouse nobody asked for."""
     if "warehouse" not in settings.model_fields_set:
         return None
+    from pipelines.audit.landing import land_audit
+
     landed = land_audit(report, settings.open_warehouse())
     from pipelines.cli.recorded import record_audit  # Dagster's imports: only when it landed
 

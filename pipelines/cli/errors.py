@@ -9,14 +9,21 @@ from contextlib import contextmanager
 import typer
 
 from pipelines.api.errors import ApiError
-from pipelines.cli.runner import RunFailed
 from pipelines.runtime.visible_text import one_line
-from pipelines.warehouse.connection import WarehouseError
+from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import WarehouseBusy
+
+# Every command loads this module, and `creditlens --help` only this and typer: nothing here may
+# pull Dagster, DuckDB or polars in (the commands import what they use when they run).
 
 
 class UsageError(Exception):
     """A bad flag or combination of flags."""
+
+
+class RunFailed(RuntimeError):
+    """A job failed; the message is the first failure's own message, without a traceback.
+    (Raised by pipelines/cli/runner.py; defined here so catching it costs no Dagster import.)"""
 
 
 KNOWN = (ApiError, RunFailed, WarehouseError, WarehouseBusy, UsageError, OSError)

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dagster import AssetKey, AssetMaterialization
 
-from dashboards import SiteResult
 from pipelines.audit.assets import audit_metadata
 from pipelines.audit.report import AuditReport
 from pipelines.config.settings import Settings
@@ -29,6 +28,9 @@ from pipelines.ledger.history_asset import discovery_metadata
 from pipelines.ledger.history_search import History
 from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.reports.assets import site_metadata
+
+if TYPE_CHECKING:  # the site's modules load only when a report is built
+    from dashboards import SiteResult
 from pipelines.warehouse.row_counts import table_rows
 
 COMMAND_TAG = "creditlens/command"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -21,6 +21,7 @@ from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
+from pipelines.cli.errors import RunFailed
 from pipelines.dagster_home.instance import cli_tags, instance
 from pipelines.orchestration.account_work import AccountFailure
 from pipelines.orchestration.sync_outcomes import SYNC_TAG
@@ -35,10 +36,6 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 # reconciliation's findings do not block: they are check results of a successful run, which the
 # CLI lists (exit 3 with --fail-on-breaks), never a failure of the command.
 BLOCKED_BY_CHECKS = "DagsterAssetCheckFailedError"
-
-
-class RunFailed(RuntimeError):
-    """A job failed; the message is the first failure's own message, without a traceback."""
 
 
 @dataclass
@@ -61,6 +58,20 @@ class RunOutcome:
             for _, meta in self.observations
             if meta.get("status") == "failed"
         ]
+
+    def only(self, keys: Collection[str], *, checks: bool) -> RunOutcome:
+        """The part of a run that one step of the sync made (its assets; the run's checks with
+        ``checks``): one run computes the ledger and the snapshots, the report reads each step
+        as before."""
+        return RunOutcome(
+            self.job,
+            self.success,
+            self.run_id,
+            {k: v for k, v in self.materializations.items() if k in keys},
+            dict(self.checks) if checks else {},
+            [(k, v) for k, v in self.observations if k in keys],
+            dict(self.descriptions) if checks else {},
+        )
 
     def observed(self, key: str, account: str) -> dict[str, Any] | None:
         """What the run observed of ``key`` for ``account`` (its last observation)."""

@@ -1,5 +1,6 @@
 """`creditlens sync`: the ledger and the snapshots of every account, in-process, through the
-Dagster definitions: three runs whatever the number of accounts, each account's failure its own."""
+Dagster definitions: two runs whatever the number of accounts (the ledger and the snapshots, then
+the reconciliation), each account's failure its own."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ from pipelines.ledger.history_search import History
 from pipelines.ledger.partitions import covering
 from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import AccountFailure, failures, succeeded
+from pipelines.orchestration.automation import LEDGER
 from pipelines.orchestration.sync_outcomes import outcome_rows
+from pipelines.snapshots.registry import TABLES
+from pipelines.snapshots.schedules import SYNC_JOB
 from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
     WarehouseError,
@@ -110,7 +114,7 @@ def _run_sync(
     *,
     full_reconcile: bool = False,
 ) -> SyncReport:
-    """Every configured account (or those named), in three runs whatever their number, several
+    """Every configured account (or those named), in two runs whatever their number, several
     accounts at once inside each; one account failing fails only itself. ``full_reconcile``
     re-derives each account's whole history (--full-reconcile)."""
     settings = settings.selecting(accounts)
@@ -148,22 +152,25 @@ def _run_sync(
     syncing = covering(_only(settings, ready), first)
     dagster_instance = instance(syncing)
     with sync_progress():
-        ledger = run_job(
-            build_definitions(syncing), "ledger_sync", dagster_instance, first=first, last=last,
+        synced = run_job(
+            build_definitions(syncing), SYNC_JOB, dagster_instance, first=first, last=last,
             op_config={"ledger_entries": {"since": since_by_account}} if since_by_account else None,
             sync_id=sync_id,
         )  # fmt: skip
+    # One run computes the ledger, then the snapshots of the accounts it landed; the report
+    # reads each step from its own assets.
+    ledger = synced.only({LEDGER.to_user_string()}, checks=True)
+    snapshots = synced.only(TABLES, checks=False)
     unlanded = [f.account for f in ledger.account_failures()]
     landed = [a for a in ready if a.name not in unlanded]
     if landed:
         defs = build_definitions(_only(settings, landed))
-        snapshots = run_job(defs, "snapshot_sync", dagster_instance, sync_id=sync_id)
         reconciliation = run_job(
-            defs, "reconciliation_run", dagster_instance, sync_id=sync_id,
+            defs, JOBS[2], dagster_instance, sync_id=sync_id,
             op_config={"reconciliation": {"full_reconcile": True}} if full_reconcile else None,
         )  # fmt: skip
     else:
-        snapshots, reconciliation = RunOutcome(JOBS[1], True), RunOutcome(JOBS[2], True)
+        reconciliation = RunOutcome(JOBS[2], True)
     for step in ("snapshots", "reconciliation"):
         _record(settings, outcome_rows(sync_id, step, skipped=unlanded))
     only = names[0] if len(names) == 1 else None
@@ -203,7 +210,9 @@ def _record(settings: Settings, rows: list[dict[str, object]]) -> None:
         warehouse.publish_analyst_copy()
 
 
-JOBS = ("ledger_sync", "snapshot_sync", "reconciliation_run")
+# The runs a sync makes, per step: the ledger and the snapshots in one (SYNC_JOB), then the
+# reconciliation of the accounts that landed.
+JOBS = (SYNC_JOB, SYNC_JOB, "reconciliation_run")
 
 
 def _today() -> tuple[date, date]:

@@ -1,4 +1,4 @@
-"""What one `creditlens sync` did, read back from its three runs for the summary and exit code."""
+"""What one `creditlens sync` did, read back from its runs for the summary and exit code."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ RECONCILIATION_CHECKS = (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
 
 @dataclass
 class SyncReport:
-    """The three runs of a sync, read back through the types that wrote their metadata.
+    """The three steps of a sync (the ledger and the snapshots share a run, each read from its
+    own assets: ``RunOutcome.only``), read back through the types that wrote their metadata.
 
     Every reader takes the account: a sync covers every configured account, and a run of
     several records each account's figures as observations of its own (a run of one keeps

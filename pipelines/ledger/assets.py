@@ -18,6 +18,7 @@ to repeat them on each of its 31 days.
 """
 
 from datetime import date
+from functools import partial
 
 from dagster import (
     AssetExecutionContext,
@@ -36,13 +37,14 @@ from pydantic import Field
 
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
-from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
+from pipelines.ledger.sync import LedgerSyncResult, StagedLedger, land_staged, stage_ledger
 from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import (
-    OneWriter,
     at_least_one,
     failures,
     for_each_account,
+    settle,
+    succeeded,
 )
 from pipelines.orchestration.metadata import row_count
 from pipelines.orchestration.sync_outcomes import record_step
@@ -128,14 +130,12 @@ def build_ledger_asset(
         progress.report("ledger.start", first=first, last=last, accounts=len(accounts))
         with warehouse.step(context, "ledger_entries"):
             wh = warehouse.warehouse()
-            writer = OneWriter()
 
-            def sync(account: AccountSettings) -> LedgerSyncResult:
+            def stage(account: AccountSettings) -> StagedLedger:
                 reading = _threads_only(account) if several else account
                 with platform_api.client(reading) as client:
-                    return sync_ledger(
+                    return stage_ledger(
                         client,
-                        wh,
                         account=account.name,
                         first=_start(config, account.name, first),
                         last=last,
@@ -147,24 +147,25 @@ def build_ledger_asset(
                             window=str(page.window),
                             account=account.name,
                         ),
-                        publish=not several,
-                        turn=writer.turn,
                     )
 
-            outcomes = for_each_account(
+            # Every account read and staged on disk first, several at once; then all of them
+            # landed in one transaction (pipelines/warehouse/one_commit.py), one failing left out.
+            staged = for_each_account(
                 accounts,
-                sync,
+                stage,
                 step="ledger",
                 concurrency=platform_api.settings().account_concurrency,
             )
+            outcomes = settle(staged, partial(land_staged, wh), step="ledger")
+            if succeeded(outcomes):
+                wh.publish_analyst_copy()
             for failure in failures(outcomes):
                 progress.report("ledger.failed", failure=failure)
                 context.log.error(failure.line())
                 context.log_event(AssetObservation(asset_key=LEDGER, metadata=failure.metadata()))
             record_step(wh, "ledger", outcomes, tags=context.run.tags, run_id=context.run.run_id)
             landed = at_least_one(outcomes, per_account=named_per_account(platform_api.settings()))
-            if several:
-                wh.publish_analyst_copy()
             days = ledger_days(
                 warehouse.path,
                 [a.name for a, _ in landed],

@@ -8,8 +8,7 @@ sync's own time: a sync of 6 pages that waited 16 s for the lock took 0.2 s, and
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.ledger_reader import LedgerReader
+from pipelines.api.windows import Window
 from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
 from pipelines.orchestration.account_checks import account_slug
@@ -145,8 +145,29 @@ class LedgerSyncResult:
 
 
 ProgressHook = Callable[[PageSeen], None]
-# Taken around the landing: the accounts of one multi-account sync land one at a time.
-LandingTurn = Callable[[], AbstractContextManager[object]]
+
+
+@dataclass
+class StagedLedger:
+    """One account's days read and staged on disk, validated, waiting for the step's commit:
+    what the landing needs (file paths, not rows: memory holds none of them) and what the
+    account's summary line reports about its reading."""
+
+    landing: LedgerLanding
+    staging: LedgerStaging
+    own_s: float  # reading and staging, lock waits excluded
+    waited_s: float
+    reading: dict[str, int]  # the client's rate-limit figures, read before it closed
+
+    def result(self, landed: LandingResult, landing_s: float, waited_s: float) -> LedgerSyncResult:
+        """``landing_s`` and ``waited_s``: the step's commit (shared by its accounts)."""
+        return LedgerSyncResult.of(
+            self.landing,
+            landed,
+            self.own_s + landing_s,
+            self.waited_s + waited_s,
+            **self.reading,
+        )
 
 
 def sync_ledger(
@@ -160,78 +181,120 @@ def sync_ledger(
     staging_root: Path,
     on_page: ProgressHook | None = None,
     publish: bool = True,
-    turn: LandingTurn = nullcontext,
 ) -> LedgerSyncResult:
-    """``publish``: refresh the analyst copy now; a sync of many accounts does it once, after
-    the last of them. ``turn``: waited for before landing (time spent there is a wait, too)."""
-    with measured_waits() as waits:
-        started = time.monotonic()
-        landing, landed, turn_wait_s = _read_and_land(
-            client, warehouse, account, first, last, run_id, staging_root, on_page, turn
+    """One account read, staged and landed; ``publish``: refresh the analyst copy after.
+    A step of several accounts stages each (``stage_ledger``) and lands them all at once
+    (``land_staged``) instead."""
+    staged = stage_ledger(
+        client, account=account, first=first, last=last, run_id=run_id,
+        staging_root=staging_root, on_page=on_page,
+    )  # fmt: skip
+    try:
+        with measured_waits() as waits:
+            started = time.monotonic()
+            landed = warehouse.land_ledger(staged.landing)
+            if publish:
+                warehouse.publish_analyst_copy()
+            elapsed = time.monotonic() - started
+    finally:
+        staged.staging.cleanup()
+    return staged.result(landed, elapsed - waits.seconds, waits.seconds)
+
+
+def land_staged(
+    warehouse: Warehouse, staged: Sequence[StagedLedger]
+) -> dict[str, LedgerSyncResult | BaseException]:
+    """Every staged account in ONE transaction; per account its result, or why it was left
+    out. The staged files are removed whatever happened: a rerun reads again."""
+    try:
+        with measured_waits() as waits:
+            started = time.monotonic()
+            landed = warehouse.land_ledgers([s.landing for s in staged]) if staged else {}
+            elapsed = time.monotonic() - started
+    finally:
+        for s in staged:
+            s.staging.cleanup()
+    own = elapsed - waits.seconds
+    out: dict[str, LedgerSyncResult | BaseException] = {}
+    for s in staged:
+        done = landed[s.landing.account]
+        out[s.landing.account] = (
+            done if isinstance(done, BaseException) else s.result(done, own, waits.seconds)
         )
-        if publish:
-            warehouse.publish_analyst_copy()
-        elapsed = time.monotonic() - started
-    waited = waits.seconds + turn_wait_s
-    return LedgerSyncResult.of(
-        landing,
-        landed,
-        elapsed - waited,
-        waited,
-        rate_limited=client.throttled,
-        concurrency=client.concurrency_level,
-        peak_concurrency=client.peak_concurrency,
-    )
+    return out
 
 
-def _read_and_land(
+def stage_ledger(
     client: PlatformClient,
-    warehouse: Warehouse,
+    *,
     account: str,
     first: date,
     last: date,
     run_id: str,
     staging_root: Path,
-    on_page: ProgressHook | None,
-    turn: LandingTurn,
-) -> tuple[LedgerLanding, LandingResult, float]:
-    started_at = datetime.now(UTC)
-    windows = LedgerReader(client).windows(first, last)
-    # Claims the run's folder (and sweeps those of killed syncs) before any window stages in it.
-    # A folder per account: the accounts of one run stage side by side, each cleaning its own.
-    owner = LedgerStaging(staging_root / f"{run_id}-{account_slug(account)}", account, run_id)
-    try:
-        jobs = [
-            WindowJob(client.settings, w, account, run_id, owner.fetched_at, owner.directory)
-            for w in windows
-        ]
+    on_page: ProgressHook | None = None,
+) -> StagedLedger:
+    """Reads the account's days and stages them on disk, validated (quarantine rules,
+    fingerprints), as soon as they are read; nothing is written to the warehouse. Its folder is
+    removed here if the reading fails, else by the landing."""
+    with measured_waits() as waits:
+        started = time.monotonic()
+        started_at = datetime.now(UTC)
+        windows = LedgerReader(client).windows(first, last)
+        # Claims the run's folder (and sweeps those of killed syncs) before any window stages in
+        # it. A folder per account: the accounts of one run stage side by side.
+        owner = LedgerStaging(staging_root / f"{run_id}-{account_slug(account)}", account, run_id)
         try:
-            staged = stage_windows(
-                jobs, client, processes=client.settings.processes, on_page=on_page
-            )
-        except Exception as exc:  # polars and worker processes keep only the OS's words
-            if is_disk_full(exc):
-                raise disk_full(staging_root, "nothing was changed") from None
+            landing = _stage(client, owner, windows, first, last, started_at, on_page)
+        except BaseException:
+            owner.cleanup()
             raise
-        landing = LedgerLanding(
-            account=account,
-            run_id=run_id,
-            range_start=first,
-            range_end=last,
-            entry_files=landing_groups([f for s in staged for f in s.entry_files]),
-            quarantine_files=[f for s in staged for f in s.quarantine_files],
-            started_at=started_at,
-            windows=len(staged),
-            pages=sum(s.pages for s in staged),
-            window_restarts=sum(s.restarts for s in staged),
-            requests=sum(s.requests for s in staged),
-            retries=sum(s.retries for s in staged),
-            entries_fetched=sum(s.fetched for s in staged),
-        )
-        asked = time.monotonic()
-        with turn():
-            turn_wait_s = time.monotonic() - asked
-            landed = warehouse.land_ledger(landing)
-    finally:
-        owner.cleanup()
-    return landing, landed, turn_wait_s
+        elapsed = time.monotonic() - started
+    return StagedLedger(
+        landing,
+        owner,
+        elapsed - waits.seconds,
+        waits.seconds,
+        {
+            "rate_limited": client.throttled,
+            "concurrency": client.concurrency_level,
+            "peak_concurrency": client.peak_concurrency,
+        },
+    )
+
+
+def _stage(
+    client: PlatformClient,
+    owner: LedgerStaging,
+    windows: Sequence[Window],
+    first: date,
+    last: date,
+    started_at: datetime,
+    on_page: ProgressHook | None,
+) -> LedgerLanding:
+    account, run_id = owner.account, owner.run_id
+    jobs = [
+        WindowJob(client.settings, w, account, run_id, owner.fetched_at, owner.directory)
+        for w in windows
+    ]
+    try:
+        staged = stage_windows(jobs, client, processes=client.settings.processes, on_page=on_page)
+    except Exception as exc:  # polars and worker processes keep only the OS's words
+        if is_disk_full(exc):
+            raise disk_full(owner.directory.parent, "nothing was changed") from None
+        raise
+    return LedgerLanding(
+        account=account,
+        run_id=run_id,
+        range_start=first,
+        range_end=last,
+        entry_files=landing_groups([f for s in staged for f in s.entry_files]),
+        quarantine_files=[f for s in staged for f in s.quarantine_files],
+        started_at=started_at,
+        windows=len(staged),
+        pages=sum(s.pages for s in staged),
+        window_restarts=sum(s.restarts for s in staged),
+        requests=sum(s.requests for s in staged),
+        retries=sum(s.retries for s in staged),
+        entries_fetched=sum(s.fetched for s in staged),
+    )

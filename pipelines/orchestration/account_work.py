@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -28,6 +26,7 @@ from pipelines.orchestration.failures import KNOWN, one_line
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -125,15 +124,30 @@ def for_each_account(
         return [f.result() for f in futures]
 
 
-class OneWriter:
-    """The warehouse's lock is a file lock between processes; threads of one sync take turns
-    here first, so an account landing never reports another account of the same run as the
-    writer it waits for."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def turn(self) -> Iterator[None]:
-        with self._lock:
-            yield
+def settle(
+    outcomes: Sequence[AccountOutcome[T]],
+    commit: Callable[[list[T]], Mapping[str, R | BaseException]],
+    *,
+    step: str,
+) -> list[AccountOutcome[R]]:
+    """The accounts' prepared work (``outcomes``) written by ``commit`` all at once, in one
+    transaction: per account, what the commit gave it, or its failure, its own as before. An
+    account that failed while preparing is not given to the commit; one the commit left out fails
+    alone; a commit failing as a whole (the lock, a full disk) fails each account with its line,
+    as writing them one by one would have."""
+    ready = succeeded(outcomes)
+    try:
+        settled: Mapping[str, R | BaseException] = commit([r for _, r in ready]) if ready else {}
+    except Exception as exc:  # every account's: each still gets its line
+        settled = {account.name: exc for account, _ in ready}
+    out: list[AccountOutcome[R]] = []
+    for o in outcomes:
+        done = settled.get(o.account.name) if o.failure is None else None
+        if o.failure is not None or done is None:
+            out.append(AccountOutcome(o.account, failure=o.failure, exception=o.exception))
+        elif isinstance(done, BaseException):
+            failure = AccountFailure.of(o.account.name, step, done)
+            out.append(AccountOutcome(o.account, failure=failure, exception=done))
+        else:
+            out.append(AccountOutcome(o.account, result=done))
+    return out

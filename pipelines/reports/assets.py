@@ -7,7 +7,7 @@ being called fresh.
 """
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dagster import (
     AssetExecutionContext,
@@ -19,7 +19,6 @@ from dagster import (
 )
 from pydantic import Field
 
-from dashboards import SiteResult, build_site
 from pipelines.orchestration.automation import with_the_refresh
 from pipelines.reports.resources import ReportsResource
 from pipelines.resources import WarehouseResource
@@ -45,6 +44,8 @@ def reports(
     reports_config: ReportsResource,
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
+    from dashboards import build_site  # only a build pays for the site's modules
+
     with warehouse.step(context, "reports"):
         accounts = [a.name for a in warehouse.settings().accounts]
         result = build_site(
@@ -60,7 +61,11 @@ def reports(
     return MaterializeResult(metadata=site_metadata(result))
 
 
-def site_metadata(result: SiteResult) -> dict[str, Any]:
+if TYPE_CHECKING:  # the site (Plotly's pages) is imported when it is built, not by every sync
+    from dashboards import SiteResult
+
+
+def site_metadata(result: "SiteResult") -> dict[str, Any]:
     """What a build of the site records in Dagster, by the asset or by `creditlens report`
     (pipelines/cli/recorded.py)."""
     return {

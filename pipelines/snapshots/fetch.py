@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +11,7 @@ from pipelines.api.client import PlatformClient
 from pipelines.config.account import AccountSettings
 from pipelines.snapshots.registry import SnapshotEndpoint
 from pipelines.snapshots.rows import SnapshotRows, configured_fields, shape_warning
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.writer import SnapshotLanding, Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +65,43 @@ def build_rows(
     return endpoint.rows(doc, base, fields)
 
 
+@dataclass(frozen=True)
+class FetchedSnapshot:
+    """One account's snapshot of one kind, read and shaped, not stored yet: a step stores every
+    account's snapshots of every kind in one transaction."""
+
+    account: str
+    table: str
+    rows: SnapshotRows
+    warning: str | None
+
+    def landing(self) -> SnapshotLanding:
+        return SnapshotLanding(self.table, self.account, self.rows.content_hash, self.rows.rows)
+
+    def result(self, stored: bool) -> SnapshotResult:
+        return SnapshotResult(
+            account=self.account,
+            stored=stored,
+            shape_ok=self.rows.shape_ok,
+            content_hash=self.rows.content_hash,
+            rows=len(self.rows.rows),
+            warning=self.warning,
+            counts=dict(self.rows.meta),
+        )
+
+
+def fetch_snapshot(
+    client: PlatformClient, endpoint: SnapshotEndpoint, *, account: AccountSettings, run_id: str
+) -> FetchedSnapshot:
+    doc = client.get_json(endpoint.path)
+    rows = build_rows(endpoint, doc, account=account, run_id=run_id, fetched_at=datetime.now(UTC))
+    warning = None
+    if rows.problem is not None:
+        warning = shape_warning(f"GET {endpoint.path}", rows.problem)
+        log.warning(warning)
+    return FetchedSnapshot(account.name, endpoint.table, rows, warning)
+
+
 def snapshot(
     client: PlatformClient,
     warehouse: Warehouse,
@@ -74,24 +109,10 @@ def snapshot(
     *,
     account: AccountSettings,
     run_id: str,
-    turn: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> SnapshotResult:
-    """Fetches and stores one account's snapshot; ``turn`` is taken around the store only, so
-    the accounts of one step fetch side by side and write one at a time."""
-    doc = client.get_json(endpoint.path)
-    rows = build_rows(endpoint, doc, account=account, run_id=run_id, fetched_at=datetime.now(UTC))
-    warning = None
-    if rows.problem is not None:
-        warning = shape_warning(f"GET {endpoint.path}", rows.problem)
-        log.warning(warning)
-    with turn():
-        stored = warehouse.land_snapshot(endpoint.table, account.name, rows.content_hash, rows.rows)
-    return SnapshotResult(
-        account=account.name,
-        stored=stored,
-        shape_ok=rows.shape_ok,
-        content_hash=rows.content_hash,
-        rows=len(rows.rows),
-        warning=warning,
-        counts=dict(rows.meta),
+    """Fetches and stores one account's snapshot on its own (the step stores all at once)."""
+    fetched = fetch_snapshot(client, endpoint, account=account, run_id=run_id)
+    landing = fetched.landing()
+    return fetched.result(
+        warehouse.land_snapshot(landing.table, landing.account, landing.content_hash, landing.rows)
     )

@@ -7,11 +7,25 @@ hash; storing an unchanged snapshot again would only make the history longer, no
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.one_commit import write_each_in_one_commit
 from pipelines.warehouse.rows import insert_dicts
+
+
+@dataclass(frozen=True)
+class SnapshotLanding:
+    """One account's snapshot of one kind, built and hashed, waiting for the step's commit."""
+
+    table: str
+    account: str
+    content_hash: str
+    rows: Sequence[dict[str, Any]]
 
 
 def land_snapshot(
@@ -25,14 +39,37 @@ def land_snapshot(
     """Appends ``rows`` unless the latest stored snapshot has the same hash. True if stored."""
     if not rows:
         raise ValueError("a snapshot has at least one row")
-    with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        latest = con.execute(
-            f"SELECT content_hash FROM {table} WHERE account = ? ORDER BY fetched_at DESC LIMIT 1",
-            [account],
-        ).fetchone()
-        if latest and latest[0] == content_hash:
-            return False
-        insert_dicts(con, table, rows)
+    stored = land_snapshots(
+        path, lock_timeout_s, [SnapshotLanding(table, account, content_hash, rows)]
+    )[(table, account)]
+    if isinstance(stored, BaseException):
+        raise stored
+    return stored
+
+
+def land_snapshots(
+    path: Path, lock_timeout_s: float, snapshots: Sequence[SnapshotLanding]
+) -> dict[tuple[str, str], bool | BaseException]:
+    """Every snapshot of a step (all kinds, all accounts) in ONE transaction
+    (pipelines/warehouse/one_commit.py); per (table, account): stored, unchanged, or why it was
+    left out of the commit."""
+    stored = write_each_in_one_commit(
+        path, lock_timeout_s, snapshots, _store, key=lambda s: (s.table, s.account)
+    )
+    return {(str(k[0]), str(k[1])): v for k, v in stored.items()}  # type: ignore[index]
+
+
+def _store(con: duckdb.DuckDBPyConnection, snapshot: SnapshotLanding) -> bool:
+    if not snapshot.rows:
+        raise ValueError("a snapshot has at least one row")
+    latest = con.execute(
+        f"SELECT content_hash FROM {snapshot.table} WHERE account = ? "
+        "ORDER BY fetched_at DESC LIMIT 1",
+        [snapshot.account],
+    ).fetchone()
+    if latest and latest[0] == snapshot.content_hash:
+        return False
+    insert_dicts(con, snapshot.table, snapshot.rows)
     return True
 
 

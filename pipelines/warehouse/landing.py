@@ -1,8 +1,10 @@
-"""Landing a ledger sync: whole UTC days of one account, replaced in one transaction.
+"""Landing a ledger sync: whole UTC days of every account, replaced in one transaction.
 
 The data to land is staged beforehand (Parquet files written during the fetch), so the exclusive
-lock is never held while the network is slow. The invariant fetched = landed + quarantined is
-checked inside the transaction: when it fails nothing is written.
+lock is never held while the network is slow, and every account of a sync lands in the same
+transaction (one lock, one COMMIT, one CHECKPOINT, not one per account). The invariant
+fetched = landed + quarantined is checked per account inside it: an account breaking it is left
+out of the commit and nothing of it is written; the other accounts land.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.runtime.failpoints import failpoint
-from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.one_commit import write_each_in_one_commit
 from pipelines.warehouse.rows import count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
 from transforms.identify import identified_sql, quarantine_identified_sql
@@ -64,28 +65,50 @@ def paths_sql(paths: Sequence[Path]) -> str:
 
 
 def land_ledger(path: Path, lock_timeout_s: float, landing: LedgerLanding) -> LandingResult:
+    """One account's landing: ``land_ledgers`` of one, its failure raised."""
+    result = land_ledgers(path, lock_timeout_s, [landing])[landing.account]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def land_ledgers(
+    path: Path, lock_timeout_s: float, landings: Sequence[LedgerLanding]
+) -> dict[str, LandingResult | BaseException]:
+    """Every account's staged days in ONE transaction (pipelines/warehouse/one_commit.py): per
+    account, what it landed, or why it was left out of the commit (the others land)."""
+    landed = write_each_in_one_commit(
+        path,
+        lock_timeout_s,
+        landings,
+        _land_one,
+        key=lambda landing: landing.account,
+        setup=lambda con: con.execute(f"SET memory_limit = '{LANDING_MEMORY_LIMIT}'"),
+        failpoint_name="transaction",
+    )
+    return {str(account): result for account, result in landed.items()}
+
+
+def _land_one(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> LandingResult:
+    """Replaces the account's days inside the open transaction; the invariant fetched = landed +
+    quarantined is checked here, and an account breaking it is left out of the commit."""
     started = time.monotonic()
     days = [landing.account, landing.range_start, landing.range_end]
-    with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        con.execute(f"SET memory_limit = '{LANDING_MEMORY_LIMIT}'")
-        replaced = count(
-            con,
-            "SELECT count(*) FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
-            days,
+    replaced = count(
+        con,
+        "SELECT count(*) FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
+        days,
+    )
+    for table in ("ledger_entries", "quarantine"):
+        con.execute(f"DELETE FROM {table} WHERE account = ? AND entry_day BETWEEN ? AND ?", days)
+    landed = _insert_entries(con, landing)
+    quarantined = _insert_quarantine(con, landing)
+    if landing.entries_fetched != landed + quarantined:
+        raise InvariantBroken(
+            f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
+            f"quarantined ({quarantined}); nothing was written"
         )
-        for table in ("ledger_entries", "quarantine"):
-            con.execute(
-                f"DELETE FROM {table} WHERE account = ? AND entry_day BETWEEN ? AND ?", days
-            )
-        landed = _insert_entries(con, landing)
-        quarantined = _insert_quarantine(con, landing)
-        if landing.entries_fetched != landed + quarantined:
-            raise InvariantBroken(
-                f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
-                f"quarantined ({quarantined}); nothing was written"
-            )
-        _record_run(con, landing, landed, quarantined)
-        failpoint("transaction")
+    _record_run(con, landing, landed, quarantined)
     return LandingResult(landed, quarantined, replaced, time.monotonic() - started)
 
 

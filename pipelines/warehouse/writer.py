@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from pipelines.warehouse import append_only, derived, landing, publish
+from pipelines.warehouse.append_only import SnapshotLanding
 from pipelines.warehouse.connection import open_for_write
 from pipelines.warehouse.derived import AccountReplacement, StagedDerived, StagedInvalid
 from pipelines.warehouse.landing import InvariantBroken, LandingResult, LedgerLanding
@@ -25,6 +26,7 @@ __all__ = [
     "InvariantBroken",
     "LandingResult",
     "LedgerLanding",
+    "SnapshotLanding",
     "StagedDerived",
     "StagedInvalid",
     "Warehouse",
@@ -55,12 +57,25 @@ class Warehouse:
     def land_ledger(self, ledger: LedgerLanding) -> LandingResult:
         return landing.land_ledger(self.path, self.lock_timeout_s, ledger)
 
+    def land_ledgers(
+        self, ledgers: Sequence[LedgerLanding]
+    ) -> dict[str, LandingResult | BaseException]:
+        """Every account's landing in one transaction; one failing is left out, alone."""
+        return landing.land_ledgers(self.path, self.lock_timeout_s, ledgers)
+
     def land_snapshot(
         self, table: str, account: str, content_hash: str, rows: Sequence[dict[str, Any]]
     ) -> bool:
         return append_only.land_snapshot(
             self.path, self.lock_timeout_s, table, account, content_hash, rows
         )
+
+    def land_snapshots(
+        self, snapshots: Sequence[SnapshotLanding]
+    ) -> dict[tuple[str, str], bool | BaseException]:
+        """Every account's snapshots of every kind in one transaction; per (table, account),
+        stored or not, or why it was left out of the commit."""
+        return append_only.land_snapshots(self.path, self.lock_timeout_s, snapshots)
 
     def append(self, table: str, rows: Sequence[dict[str, Any]]) -> int:
         return self.append_tables({table: rows})

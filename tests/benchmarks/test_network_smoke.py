@@ -122,7 +122,7 @@ def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
     (days,) = f["ranges"].values()
     first, last = days.split("..")
     assert last == "2026-06-30" and first == "2026-06-22"  # the backfill's last day - 7
-    assert {"stage_windows", "land_ledger"} <= {p["phase"] for p in f["phases"]}
+    assert {"stage_windows", "land_ledgers", "land_snapshots"} <= {p["phase"] for p in f["phases"]}
     assert f["warehouse_entries"] > f["daily_entries_fetched"] > 0
     assert "phases of the daily sync" in stdout
 
@@ -166,16 +166,16 @@ def test_ledger_lines_read_the_single_and_the_per_account_forms() -> None:
 
 def test_phases_name_the_jobs_in_the_order_a_sync_runs_them() -> None:
     stderr = (
-        "[   1.50s] imported the CLI\n[   2.00s] > run_job\n[   2.40s] < stage_windows 0.30s\n"
-        "[   3.00s] < run_job 1.00s\n[   3.50s] < run_job 0.40s\n[   4.00s] < run_job 0.45s\n"
+        "[   1.50s] imported the CLI\n[   1.80s] imported the sync\n[   2.00s] > run_job\n"
+        "[   2.40s] < stage_windows 0.30s\n[   3.00s] < run_job 1.00s\n[   4.00s] < run_job 0.45s\n"
         "[   4.10s] end\n"
     )
     steps = phases(stderr, wall_s=4.5)
     assert [p["phase"] for p in steps] == [
         "importing the CLI",
+        "importing the sync",
         "stage_windows",
-        "run_job ledger_sync",
-        "run_job snapshot_sync",
+        "run_job ledger_and_snapshot_sync",
         "run_job reconciliation_run",
         "outside the stamps (start, exit)",
     ]

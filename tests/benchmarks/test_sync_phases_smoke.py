@@ -32,6 +32,13 @@ def test_sync_phases_stamps_each_phase_of_a_real_sync(
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     finished = set(re.findall(r"< (\w+) [\d.]+s", done.stderr))
-    assert {"instance", "run_job", "stage_windows", "land_ledger", "publish_now"} <= finished
+    assert {
+        "instance",
+        "run_job",
+        "stage_windows",
+        "land_ledgers",
+        "land_snapshots",
+        "publish_now",
+    } <= finished
     assert "] end" in done.stderr
     assert "landed" in done.stdout  # the sync's own summary, unchanged

@@ -62,6 +62,6 @@ def test_a_held_lock_is_reported_with_its_holder_and_kept_out_of_fetch_time(
 
     # The same words are in the run's event log, where the UI shows them.
     dagster_instance = DagsterInstance.from_config(str(settings.warehouse.parent / HOME_NAME))
-    ledger_run = dagster_instance.get_runs(RunsFilter(job_name="ledger_sync"))[0]
+    ledger_run = dagster_instance.get_runs(RunsFilter(job_name="ledger_and_snapshot_sync"))[0]
     messages = [e.user_message for e in run_log(dagster_instance, ledger_run.run_id)]
     assert any("held by run held-by-the-test (a long write)" in m for m in messages)

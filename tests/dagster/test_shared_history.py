@@ -54,9 +54,10 @@ def test_a_cli_sync_is_in_the_instance_beside_the_warehouse(
     for table in (*TABLES, "balance_breaks", "daily_balance"):
         assert ui.get_latest_materialization_event(AssetKey(table)) is not None, table
     runs = {r.job_name: r for r in ui.get_runs()}
-    assert set(runs) == {"ledger_sync", "snapshot_sync", "reconciliation_run"}
+    # Two runs a sync: the ledger and the snapshots in one, then the reconciliation.
+    assert set(runs) == {"ledger_and_snapshot_sync", "reconciliation_run"}
     assert all(r.tags[CLI_RUN_TAG] == "true" for r in runs.values())
-    assert runs["ledger_sync"].status == runs["snapshot_sync"].status == DagsterRunStatus.SUCCESS
+    assert runs["ledger_and_snapshot_sync"].status == DagsterRunStatus.SUCCESS
     # Five days against today's balance: a movement after the last entry, a finding, not a
     # failure: the run succeeds with its check failed (the CLI lists it and exits 0).
     assert runs["reconciliation_run"].status == DagsterRunStatus.SUCCESS

@@ -18,6 +18,7 @@ import pytest
 from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.config.settings import Settings
+from pipelines.warehouse.outcomes import outcomes_of_sync
 from simulator import NetworkSpec
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli, cli_in_process, landed, truth
@@ -136,6 +137,13 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert "no_hidden_movements__initech" not in checks  # reconciled only where it landed
     assert [line.split(":", 1)[0] for line in summary_lines(report)] == ["acme", "globex"]
     assert report.ledger_result("acme").landed == len(truth(agency[0]))
+    # The snapshots share the ledger's run and skip the account whose ledger failed in it.
+    assert report.ledger.run_id == report.snapshots.run_id != report.reconciliation.run_id
+    recorded = outcomes_of_sync(report.warehouse, report.sync_id, lock_timeout_s=60)
+    initech = [(o.step, o.result) for o in recorded if o.account == "initech"]
+    skipped = [("snapshots", "skipped"), ("reconciliation", "skipped")]
+    assert initech == [("ledger", "failed"), *skipped]
+    assert len(report.snapshot_results("acme")) == len(report.snapshot_results("globex")) == 4
 
     only = run_sync(Settings.from_env(), None, None, accounts=["globex"])
     assert only.accounts == ("globex",) and not only.failures()
