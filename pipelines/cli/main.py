@@ -61,23 +61,26 @@ def sync(
     several accounts at once (CREDITLENS_ACCOUNT_CONCURRENCY), then reconcile. An account that
     fails is one line on stderr and exit 1; the others land."""
     with clear_errors():
+        from pipelines.cli.alerts_command import after_sync
+        from pipelines.cli.statements_command import after_sync as close_after_sync
         from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
         from pipelines.config.settings import Settings
+        from pipelines.warehouse.publish import publishing_once
 
-        report = run_sync(
-            Settings.from_env(), since, until, account or (), full_reconcile=full_reconcile
-        )
-        for line in summary_lines(report):
-            typer.echo(line)
-        failed = failure_lines(report)
-        for line in failed:
-            typer.echo(f"creditlens: error: {line}", err=True)
-        from pipelines.cli.alerts_command import after_sync
-
-        alert_lines, warnings = after_sync(Settings.from_env().selecting(account or ()))
-        from pipelines.cli.statements_command import after_sync as close_after_sync
-
-        closed, close_warnings = close_after_sync(Settings.from_env().selecting(account or ()))
+        # The alerts and the month close write after the sync: the analyst copy is published
+        # once, after all of them.
+        with publishing_once():
+            report = run_sync(
+                Settings.from_env(), since, until, account or (), full_reconcile=full_reconcile
+            )
+            for line in summary_lines(report):
+                typer.echo(line)
+            failed = failure_lines(report)
+            for line in failed:
+                typer.echo(f"creditlens: error: {line}", err=True)
+            selected = Settings.from_env().selecting(account or ())
+            alert_lines, warnings = after_sync(selected)
+            closed, close_warnings = close_after_sync(selected)
         for line in [*alert_lines, *closed]:
             typer.echo(line)
         for line in [*warnings, *close_warnings]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.statements.closing import last_day
+from pipelines.warehouse import publish
 from tests.alerts.receivers import receivers
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli_in_process, table
@@ -78,8 +79,18 @@ api_key_env = "GLOBEX_KEY"
 
 
 def test_one_rejected_key_does_not_stop_the_others_closing(
-    simulated: Callable[..., Simulated], tmp_path: Path
+    simulated: Callable[..., Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """And the analyst copy is published once, after the month close wrote: not once by the
+    sync and again by each step after it."""
+    published: list[Path] = []
+    real = publish.publish_now
+
+    def counted(path: Path, target: Path, lock_timeout_s: float) -> object:
+        published.append(target)
+        return real(path, target, lock_timeout_s)
+
+    monkeypatch.setattr(publish, "publish_now", counted)
     s = simulated("two_companies")
     config = tmp_path / "agency.toml"
     config.write_text(ACCOUNTS.format(url=s.url))
@@ -100,6 +111,7 @@ def test_one_rejected_key_does_not_stop_the_others_closing(
     assert closed.startswith("statements closed: acme ") and f" to {month:%Y-%m} (" in closed
     found = table(tmp_path / "warehouse.duckdb", "SELECT DISTINCT account FROM statement_closes")
     assert found == [("acme",)]
+    assert published == [tmp_path / "warehouse.analyst.duckdb"]
 
 
 def test_closes_are_sent_once_and_listed_with_their_delivery(copy: Copy) -> None:
