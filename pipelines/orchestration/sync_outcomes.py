@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.orchestration.account_work import AccountFailure, AccountOutcome
+from pipelines.warehouse.disk import DiskFull
 from pipelines.warehouse.outcome_tables import STEPS
 from pipelines.warehouse.writer import Warehouse
 
@@ -59,15 +60,22 @@ def record_step(
     run_id: str,
     part: str | None = None,
 ) -> None:
-    """One row per account of a Dagster step: ok, or failed with its line."""
-    warehouse.append(
-        "sync_outcomes",
-        outcome_rows(
-            sync_id_of(tags, run_id),
-            step,
-            ok=[o.account.name for o in outcomes if o.failure is None],
-            failed=[o.failure for o in outcomes if o.failure is not None],
-            part=part,
-            run_id=run_id,
-        ),
+    """One row per account of a Dagster step: ok, or failed with its line.
+
+    A full disk that failed the step's accounts may fail their record too (or leave it in
+    DuckDB's log, unmerged): the accounts' own lines already say the disk is full and where, and
+    must not be replaced by the record's. With every account ok, a record that cannot be written
+    fails the step."""
+    rows = outcome_rows(
+        sync_id_of(tags, run_id),
+        step,
+        ok=[o.account.name for o in outcomes if o.failure is None],
+        failed=[o.failure for o in outcomes if o.failure is not None],
+        part=part,
+        run_id=run_id,
     )
+    try:
+        warehouse.append("sync_outcomes", rows)
+    except DiskFull:
+        if all(o.failure is None for o in outcomes):
+            raise

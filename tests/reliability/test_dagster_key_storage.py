@@ -192,7 +192,7 @@ def test_runs_leave_no_key_in_dagster_storage_or_the_warehouse(installation: Pat
         jobs = {run.job_name for run in instance.get_runs()}
     finally:
         instance.dispose()
-    assert {"ledger_sync", "snapshot_sync", "key_audit_run"} <= jobs, jobs
+    assert {"ledger_and_snapshot_sync", "reconciliation_run", "key_audit_run"} <= jobs, jobs
 
     files = files_under(installation, settings.warehouse.parent)
     assert any(p.name == "runs.db" for p in files), "Dagster stored no run"
