@@ -92,15 +92,26 @@ class StatementStore:
         self, accounts: Sequence[str]
     ) -> list[tuple[str, date, str, str | None, Decimal, int]]:
         """The month's movements per agent, campaign and channel: (account, month, dimension,
-        value, amount, entries)."""
-        parts = " UNION ALL ".join(
-            f"SELECT account, entry_month, '{name}', {column}, "
+        value, amount, entries). One scan of the ledger for the three (grouping sets), not one
+        each: the check runs after every sync, over every month. GROUPING() tells an entry
+        without an agent (a NULL value, kept) from the other sets' rows."""
+        dimensions = (("agent", "agent_id"), ("campaign", "campaign_id"), ("channel", "channel"))
+        columns = ", ".join(column for _, column in dimensions)
+        grouped = ", ".join(f"GROUPING({column})" for _, column in dimensions)
+        sets = ", ".join(f"(account, entry_month, {column})" for _, column in dimensions)
+        found = self._all(
+            f"SELECT account, entry_month, {columns}, {grouped}, "
             f"CAST(sum(signed_amount) AS {MONEY_TYPE}), count(*) FROM ledger_enriched "
-            f"WHERE {_IN} GROUP BY ALL"
-            for name, column in (
-                ("agent", "agent_id"), ("campaign", "campaign_id"), ("channel", "channel"))
-        )  # fmt: skip
-        return self._all(parts, [list(accounts)] * 3)
+            f"WHERE {_IN} GROUP BY GROUPING SETS ({sets})",
+            [list(accounts)],
+        )
+        out: list[tuple[str, date, str, str | None, Decimal, int]] = []
+        for account, month, *values_and_flags, amount, entries in found:
+            values, flags = values_and_flags[:3], values_and_flags[3:]
+            for (name, _), value, flag in zip(dimensions, values, flags, strict=True):
+                if flag == 0:  # this row groups by this dimension
+                    out.append((account, month, name, value, amount, entries))
+        return out
 
     def latest(self, accounts: Sequence[str]) -> dict[tuple[str, date], StoredVersion]:
         """Each closed month's latest version, with its lines and totals."""
