@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipelines.warehouse.read import ReadConnection, open_read_only, rows, table_names
 from pipelines.warehouse.statement_store import StoredVersion
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,30 @@ class ClosedMonth:
 
 
 def restatements(con: ReadConnection, tables: set[str], account: str) -> dict[date, list[Restated]]:
-    """Per month of ``account``, every figure restated, oldest first."""
+    """Per month of ``account``, every figure restated, oldest first, in the statement's order:
+    its summary lines (opening ... closing), then the entry-type lines, then the totals by
+    agent, campaign and channel."""
     if "statement_restatements" not in tables:
         return {}
     out: dict[date, list[Restated]] = {}
-    for row in rows(
+    found = rows(
         con,
         "SELECT month, version, restated_at, line, was, now, why FROM statement_restatements "
-        "WHERE account = ? ORDER BY month, version, line",
+        "WHERE account = ?",
         [account],
-    ):
+    )
+    for row in sorted(found, key=lambda r: (r[0], r[1], _line_rank(r[3]), r[3])):
         out.setdefault(row[0], []).append(Restated(*row))
     return out
+
+
+def _line_rank(line: str) -> tuple[int, int]:
+    """A summary line at its place; an entry type's line (``credits TopUp``) right after the
+    line it makes up; the agent, campaign and channel totals last."""
+    head = line.split(" ", 1)[0]
+    if head in STATEMENT_MONEY_COLUMNS:
+        return STATEMENT_MONEY_COLUMNS.index(head), 0 if head == line else 1
+    return len(STATEMENT_MONEY_COLUMNS), 0
 
 
 def closes(con: ReadConnection, tables: set[str], account: str) -> dict[date, str]:

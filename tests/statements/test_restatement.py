@@ -137,3 +137,8 @@ def test_the_statement_page_says_what_was_restated(restated: Restated) -> None:
     )
     assert f"closing: restated on {at:%Y-%m-%d} (was {was}, now {now})" in text
     assert f"Closed on {at:%Y-%m-%d}, restated (version 2)." in text
+    # In the statement's order: the summary lines, each entry type's after its line, the
+    # agent, campaign and channel totals last.
+    order = [text.index(f"{line}: restated on") for line in
+             ("credits", "credits TopUp", "closing", "agent (none)", "channel (none)")]  # fmt: skip
+    assert order == sorted(order)
