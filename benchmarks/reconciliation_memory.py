@@ -139,8 +139,10 @@ def child(path: Path, account: str, slice_entries: int | None) -> dict[str, Any]
     warehouse = Warehouse(path, lock_timeout_s=60)
     rss_before = _rss_mb()
     began = time.perf_counter()
+    # A full pass: what this measures is the whole ledger at once against slices of it; the
+    # daily, incremental pass is benchmarks/reconciliation_daily.py's.
     result = reconcile_account(
-        warehouse, account, ReconcileOptions(slice_entries=slice_entries), "benchmark"
+        warehouse, account, ReconcileOptions(slice_entries=slice_entries), "benchmark", full=True
     )
     reconcile_s = time.perf_counter() - began
     with open_read_only(warehouse.path, lock_timeout_s=60) as con:
