@@ -113,6 +113,10 @@ def _summary(s: ClosedStatement) -> str:
     return "; ".join(f"{label} {exact_money_text(s.line(n))}" for n, label in SUMMARY)
 
 
+def _summary_lines(s: ClosedStatement) -> str:
+    return "\n".join(f"{label} {exact_money_text(s.line(n))}" for n, label in SUMMARY)
+
+
 def event_id(s: ClosedStatement) -> str:
     """The message's stable id: one per account, month and version, whatever re-sends it."""
     return f"statement/{s.account}/{s.month:%Y-%m}/v{s.version}"
@@ -132,15 +136,15 @@ def where_files_are(s: ClosedStatement) -> str:
 def _restated(r: Restatement) -> str:
     """The changed lines, was, now and difference, and the summary as it now stands."""
     s = r.current
-    changes = "; ".join(
+    changes = "\n".join(
         f"{line_label(c.name)} was {exact_money_text(c.was)}, now "
         f"{exact_money_text(c.now)}, difference {exact_money_text(c.difference)} ({c.why})"
         for c in r.changes
     )
     return (
         f"Statement of {visible_text(s.account)}, {month_label(s.month)} restated on "
-        f"{s.closed_at:%Y-%m-%d} (version {r.previous.version} -> {s.version}): {changes}. "
-        f"Now: {_summary(s)}."
+        f"{s.closed_at:%Y-%m-%d} (version {r.previous.version} -> {s.version}):\n{changes}\n\n"
+        f"Now:\n{_summary_lines(s)}"
     )
 
 
@@ -149,12 +153,14 @@ def message(s: ClosedStatement, restatement: Restatement | None = None) -> tuple
     who = f"{visible_text(s.account)}, {month_label(s.month)}"
     if restatement is None:
         title = f"creditlens statement: {who}"
-        head = f"Statement of {who} closed (version {s.version}): {_summary(s)}."
+        head = f"Statement of {who} closed (version {s.version}):\n{_summary_lines(s)}"
     else:
         title = f"creditlens statement restated: {who} (version {s.version})"
         head = _restated(restatement)
     tail = f"Data as of {s.data_as_of:%Y-%m-%d %H:%M} UTC; content hash {s.content_hash}."
-    return title, f"{head} {tail} {where_files_are(s)} [creditlens statement {event_id(s)}]"
+    # A figure a line: an email or a chat message is read, not parsed.
+    parts = (head, tail, where_files_are(s), f"[creditlens statement {event_id(s)}]")
+    return title, "\n\n".join(parts)
 
 
 def digest_id(statements: Sequence[ClosedStatement], restatements: Sequence[Restatement]) -> str:

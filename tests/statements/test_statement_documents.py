@@ -132,7 +132,7 @@ def test_the_messages_give_the_summary_the_changes_and_where_the_files_are() -> 
         ("Hidden movements", "hidden_movements"),
         ("Closing balance", "closing"),
     ):
-        assert f"{words} {exact_money_text(s.line(name))}" in body
+        assert f"\n{words} {exact_money_text(s.line(name))}\n" in body  # a figure a line
     assert "statement-acme-2026-10-v1.csv" in body and "statement-acme-2026-10-v1.pdf" in body
     assert "[creditlens statement statement/acme/2026-10/v1]" in body
     r = restatement()
