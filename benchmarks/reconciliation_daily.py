@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.machine import load_line
+from benchmarks.harness.warehouse_copy import truncated_copy
 from benchmarks.peers.measured import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,40 +122,6 @@ def child(path: Path, account: str, lookback: int) -> dict[str, Any]:
         "pass_kind": result.pass_kind,
         "same_rows": incremental == digest(path, account, "benchmark-full"),
     }
-
-
-def truncated_copy(source: Path, target: Path, account: str, entries: int) -> int:
-    """Copies the warehouse and keeps its first whole days totalling about `entries`; returns
-    the account's entries in the copy. Runs in a helper child, so the parent stays small."""
-    import duckdb
-
-    shutil.copyfile(source, target)
-    con = duckdb.connect(str(target))
-    try:
-        con.execute("SET TimeZone = 'UTC'")
-        days = con.execute(
-            "SELECT CAST(created_at AS DATE) AS day, count(*) FROM ledger_entries "
-            "WHERE account = ? GROUP BY ALL ORDER BY day",
-            [account],
-        ).fetchall()
-        total, cutoff = 0, None
-        for day, count in days:
-            if total >= entries:
-                cutoff = day
-                break
-            total += count
-        if cutoff is not None:
-            con.execute(
-                "DELETE FROM ledger_entries WHERE account = ? AND CAST(created_at AS DATE) >= ?",
-                [account, cutoff],
-            )
-            con.execute("CHECKPOINT")
-        [(count,)] = con.execute(
-            "SELECT count(*) FROM ledger_entries WHERE account = ?", [account]
-        ).fetchall()
-    finally:
-        con.close()
-    return int(count)
 
 
 def _copy(source: Path, target: Path, account: str, entries: int) -> int:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.machine import load_line
+from benchmarks.harness.warehouse_copy import truncated_copy
 from benchmarks.peers.measured import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,41 +72,6 @@ def _connect(path: Path, read_only: bool) -> Any:
     con = duckdb.connect(str(path), read_only=read_only)
     con.execute("SET TimeZone = 'UTC'")
     return con
-
-
-def truncated_copy(source: Path, target: Path, account: str, entries: int | None) -> int:
-    """Copies the warehouse; keeps the first whole days totalling about `entries` (all if None).
-
-    Returns the account's entries in the copy.
-    """
-    shutil.copyfile(source, target)
-    con = _connect(target, read_only=False)
-    try:
-        if entries is not None:
-            days = con.execute(
-                "SELECT CAST(created_at AS DATE) AS day, count(*) FROM ledger_entries "
-                "WHERE account = ? GROUP BY ALL ORDER BY day",
-                [account],
-            ).fetchall()
-            total, cutoff = 0, None
-            for day, count in days:
-                if total >= entries:
-                    cutoff = day
-                    break
-                total += count
-            if cutoff is not None:
-                con.execute(
-                    "DELETE FROM ledger_entries "
-                    "WHERE account = ? AND CAST(created_at AS DATE) >= ?",
-                    [account, cutoff],
-                )
-                con.execute("CHECKPOINT")
-        [(count,)] = con.execute(
-            "SELECT count(*) FROM ledger_entries WHERE account = ?", [account]
-        ).fetchall()
-    finally:
-        con.close()
-    return int(count)
 
 
 def digest(path: Path, account: str) -> str:
