@@ -37,7 +37,7 @@ from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
 from pipelines.orchestration.account_checks import account_slug, check_name
-from pipelines.orchestration.automation import CLI_RUN_TAG, RECONCILED
+from pipelines.orchestration.automation import request_after_reconciliation
 from pipelines.orchestration.schedules import utc_schedule
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.warehouse.alert_read import read_alerts
@@ -142,14 +142,6 @@ def build_definitions(settings: Settings) -> Definitions:
 
 def delivery_request(run: DagsterRun) -> RunRequest | SkipReason:
     """A delivery run after a reconciliation, unless the CLI ran it (it delivers itself)."""
-    run_id = run.run_id
-    if CLI_RUN_TAG in (run.tags or {}):
-        return SkipReason(f"run {run_id} was started by the CLI, which delivers its own alerts")
-    if run.job_name == JOB:
-        return SkipReason("a delivery run")
-    reconciled = run.job_name == "reconciliation_run" or any(
-        key.path[-1] == RECONCILED for key in run.asset_selection or set()
+    return request_after_reconciliation(
+        run, JOB, "alerts", "delivers its own alerts", "a delivery run"
     )
-    if not reconciled:
-        return SkipReason(f"run {run_id} did not reconcile")
-    return RunRequest(run_key=f"alerts-after-{run_id}")

@@ -26,6 +26,7 @@ from dagster import (
     AutomationCondition,
     AutomationConditionSensorDefinition,
     DagsterInstance,
+    DagsterRun,
     DagsterRunStatus,
     DefaultSensorStatus,
     EventLogEntry,
@@ -126,3 +127,22 @@ def refresh_request(instance: DagsterInstance, run_key_prefix: str) -> RunReques
     if reconciled is not None and reconciled.timestamp >= synced.timestamp:
         return SkipReason(f"the ledger sync of run {synced.run_id} is already reconciled")
     return RunRequest(run_key=f"{run_key_prefix}-{synced.run_id}")
+
+
+def request_after_reconciliation(
+    run: DagsterRun, job: str, run_key: str, cli_does: str, own: str
+) -> RunRequest | SkipReason:
+    """A run of ``job`` after a run that reconciled, unless the CLI ran that one (``cli_does``
+    it itself) or it was ``job``'s own (``own``): the one rule the alerts' and the month close's
+    sensors follow."""
+    run_id = run.run_id
+    if CLI_RUN_TAG in (run.tags or {}):
+        return SkipReason(f"run {run_id} was started by the CLI, which {cli_does}")
+    if run.job_name == job:
+        return SkipReason(own)
+    reconciled = run.job_name == "reconciliation_run" or any(
+        key.path[-1] == RECONCILED for key in run.asset_selection or set()
+    )
+    if not reconciled:
+        return SkipReason(f"run {run_id} did not reconcile")
+    return RunRequest(run_key=f"{run_key}-after-{run_id}")

@@ -23,7 +23,7 @@ from dagster import (
 )
 
 from pipelines.config.settings import Settings
-from pipelines.orchestration.automation import CLI_RUN_TAG, RECONCILED
+from pipelines.orchestration.automation import request_after_reconciliation
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.statements.assets import build_asset, materializations
 from pipelines.statements.run import close_and_deliver
@@ -72,14 +72,6 @@ def build_definitions(settings: Settings) -> Definitions:
 
 def close_request(run: DagsterRun) -> RunRequest | SkipReason:
     """A close check after a reconciliation, unless the CLI ran it (it checks itself)."""
-    run_id = run.run_id
-    if CLI_RUN_TAG in (run.tags or {}):
-        return SkipReason(f"run {run_id} was started by the CLI, which closes its own statements")
-    if run.job_name == JOB:
-        return SkipReason("a close check")
-    reconciled = run.job_name == "reconciliation_run" or any(
-        key.path[-1] == RECONCILED for key in run.asset_selection or set()
+    return request_after_reconciliation(
+        run, JOB, "statements", "closes its own statements", "a close check"
     )
-    if not reconciled:
-        return SkipReason(f"run {run_id} did not reconcile")
-    return RunRequest(run_key=f"statements-after-{run_id}")
