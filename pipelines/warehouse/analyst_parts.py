@@ -20,6 +20,8 @@ from typing import Any
 
 import duckdb
 
+from pipelines.warehouse.sql_text import literal, quote
+
 MANIFEST = "manifest.json"
 # The alias a row is hashed by, whole (a struct of every column); no column is named so.
 _ROW = "creditlens_row_"
@@ -272,14 +274,6 @@ def fsync_path(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _relative(folder: Path, path: Path) -> str:

@@ -14,14 +14,13 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-import duckdb
-
-from pipelines.warehouse.analyst_parts import Manifest, Relation, literal, quote
+from pipelines.warehouse.analyst_parts import Manifest, Relation
+from pipelines.warehouse.instances import attached
 from pipelines.warehouse.schema import all_tables
+from pipelines.warehouse.sql_text import literal, quote
 
 # The oldest DuckDB that must open the copy: the 1.4 LTS.
 STORAGE_VERSION = "v1.4.0"
-_ALIAS = "analyst_copy"
 
 
 def statements(
@@ -51,21 +50,14 @@ def digest(sql: Sequence[str]) -> str:
 def write_views(partial: Path, sql: Sequence[str]) -> None:
     """Creates ``partial`` (which must not exist) from ``statements``; the caller renames it
     into place."""
-    con = duckdb.connect(config={"memory_limit": "256MB"})
-    try:
-        con.execute(
-            f"ATTACH {literal(str(partial))} AS {_ALIAS} (STORAGE_VERSION '{STORAGE_VERSION}')"
-        )
-        con.execute(f"USE {_ALIAS}")  # names in the views' SQL resolve inside the copy
+    with attached(
+        partial, read_only=False, memory_limit="256MB", storage_version=STORAGE_VERSION
+    ) as con:
         # One transaction and one call: a commit and a round trip per view and comment (some
         # 450) took most of a publish.
         con.execute("BEGIN")
         con.execute(";\n".join(sql))
         con.execute("COMMIT")
-        con.execute("USE memory")
-        con.execute(f"DETACH {_ALIAS}")
-    finally:
-        con.close()
 
 
 def table_sql(table: Relation, files: Sequence[str]) -> str:

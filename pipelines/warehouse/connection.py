@@ -6,7 +6,7 @@ Readers open it through pipelines/warehouse/read.py instead.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import duckdb
@@ -14,6 +14,7 @@ import polars as pl
 
 from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.instances import attached
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 
@@ -80,20 +81,23 @@ def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:
 DUCKDB_MEMORY_LIMIT = "512MB"
 
 
-def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    try:
-        if not read_only:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        # A sync must fit beside other work: DuckDB spills past this instead of taking 80% of RAM.
-        con = duckdb.connect(
-            str(path), read_only=read_only, config={"memory_limit": DUCKDB_MEMORY_LIMIT}
-        )
-        con.execute("SET TimeZone = 'UTC'")  # TIMESTAMPTZ reads back as UTC, not the host's zone
-        return con
-    except (duckdb.Error, OSError) as exc:
-        if is_disk_full(exc):
-            raise disk_full(path, "nothing was changed") from None
-        raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
+@contextmanager
+def connect(path: Path, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse attached to a warm DuckDB instance (pipelines/warehouse/instances.py) for
+    the block; the caller holds the file lock around it."""
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        try:
+            # A sync must fit beside other work: DuckDB spills past this, not at 80% of RAM.
+            con = stack.enter_context(
+                attached(path, read_only=read_only, memory_limit=DUCKDB_MEMORY_LIMIT)
+            )
+        except (duckdb.Error, OSError) as exc:
+            if is_disk_full(exc):
+                raise disk_full(path, "nothing was changed") from None
+            raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
+        yield con
 
 
 @contextmanager
@@ -102,24 +106,20 @@ def open_for_write(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBP
     before COMMIT returns, DuckDB has rolled the write back; at the CHECKPOINT after it, what was
     committed is safe in DuckDB's log and is merged into the file when the file is next opened
     with room to spare."""
-    with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
-        con = connect(path, read_only=False)
+    with file_lock(path, exclusive=True, timeout_s=lock_timeout_s), connect(path, False) as con:
         try:
-            try:
-                migrate(con)
-                yield con
-            except (duckdb.Error, OSError) as exc:
-                if is_disk_full(exc):
-                    raise disk_full(path, "nothing was changed") from None
-                raise
-            try:
-                con.execute("CHECKPOINT")
-            except duckdb.Error as exc:
-                if is_disk_full(exc):
-                    raise disk_full(path, _committed_to_log(path)) from None
-                raise
-        finally:
-            con.close()
+            migrate(con)
+            yield con
+        except (duckdb.Error, OSError) as exc:
+            if is_disk_full(exc):
+                raise disk_full(path, "nothing was changed") from None
+            raise
+        try:
+            con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            if is_disk_full(exc):
+                raise disk_full(path, _committed_to_log(path)) from None
+            raise
 
 
 def _committed_to_log(path: Path) -> str:

@@ -182,33 +182,29 @@ def _publish(
 ) -> Published:
     new = parts.Manifest(generation=attempt.generation)
     written: list[str] = []
-    with file_lock(path, exclusive=False, timeout_s=timeout):
-        con = connect(path, read_only=True)
-        try:
-            tables, views = parts.catalog(con)
-            due: dict[str, dict[str, tuple[int, str]]] = {}
-            rows = 0
-            for table in tables:
-                now = parts.fingerprints(con, table)
-                rows += sum(n for n, _ in now.values())
-                new.shapes[table.name] = table.shape
-                same_shape = old.shapes.get(table.name) == table.shape
-                before = old.parts.get(table.name, {}) if same_shape else {}
-                due[table.name] = {
-                    k: v for k, v in now.items()
-                    if (b := before.get(k)) is None or (b.rows, b.checksum) != v
-                }  # fmt: skip
-                new.parts[table.name] = {k: before[k] for k in now if k not in due[table.name]}
-            _check_room(path.stat().st_size / max(rows, 1), target, old, due)
-            for table in tables:
-                files = parts.export(con, folder, table, due[table.name], new.generation)
-                for key, names in files.items():
-                    written.extend(names)
-                    count, checksum = due[table.name][key]
-                    size = parts.file_bytes(folder, names)
-                    new.parts[table.name][key] = parts.Part(count, checksum, names, size)
-        finally:
-            con.close()
+    with file_lock(path, exclusive=False, timeout_s=timeout), connect(path, True) as con:
+        tables, views = parts.catalog(con)
+        due: dict[str, dict[str, tuple[int, str]]] = {}
+        rows = 0
+        for table in tables:
+            now = parts.fingerprints(con, table)
+            rows += sum(n for n, _ in now.values())
+            new.shapes[table.name] = table.shape
+            same_shape = old.shapes.get(table.name) == table.shape
+            before = old.parts.get(table.name, {}) if same_shape else {}
+            due[table.name] = {
+                k: v for k, v in now.items()
+                if (b := before.get(k)) is None or (b.rows, b.checksum) != v
+            }  # fmt: skip
+            new.parts[table.name] = {k: before[k] for k in now if k not in due[table.name]}
+        _check_room(path.stat().st_size / max(rows, 1), target, old, due)
+        for table in tables:
+            files = parts.export(con, folder, table, due[table.name], new.generation)
+            for key, names in files.items():
+                written.extend(names)
+                count, checksum = due[table.name][key]
+                size = parts.file_bytes(folder, names)
+                new.parts[table.name][key] = parts.Part(count, checksum, names, size)
     sql = statements(folder, new, tables, views)
     new.views = digest(sql)
     rewritten = sum(len(d) for d in due.values())

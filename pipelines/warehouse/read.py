@@ -48,12 +48,8 @@ def open_read_only(path: Path, lock_timeout_s: float) -> Iterator[ReadConnection
     source of every wait for the warehouse's lock; readers take it from their caller."""
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
-    with file_lock(path, exclusive=False, timeout_s=lock_timeout_s):
-        con = connect(path, read_only=True)
-        try:
-            yield con
-        finally:
-            con.close()
+    with file_lock(path, exclusive=False, timeout_s=lock_timeout_s), connect(path, True) as con:
+        yield con
 
 
 def rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
