@@ -23,7 +23,6 @@ from dashboards.paths import account_folder
 from dashboards.paths import statement as site_statement_path
 from pipelines.runtime.visible_text import visible_text
 from pipelines.statements.closed import ClosedStatement, Restatement
-from pipelines.statements.pdf_layout import consolidated_document, statement_document
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS
 
 # The message's lines, in the words: what finance reads first.
@@ -72,6 +71,10 @@ def statement_csv(s: ClosedStatement) -> bytes:
 
 
 def statement_pdf(s: ClosedStatement, restatement: Restatement | None = None) -> bytes:
+    # Imported when a PDF is made: fpdf2 takes ~1 s to import, which every `creditlens sync`
+    # paid through the Dagster definitions, though most syncs close no month.
+    from pipelines.statements.pdf_layout import statement_document
+
     return statement_document(s, restatement)
 
 
@@ -97,6 +100,8 @@ def consolidated_csv(statements: Sequence[ClosedStatement]) -> bytes:
 
 
 def consolidated_pdf(statements: Sequence[ClosedStatement]) -> bytes:
+    from pipelines.statements.pdf_layout import consolidated_document  # see statement_pdf
+
     return consolidated_document(statements, consolidated_rows(statements))
 
 
