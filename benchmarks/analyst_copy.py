@@ -34,12 +34,12 @@ from simulator.scenario import CompanySpec
 HISTORY_DAYS = 365
 
 
-def scenario(accounts: int, entries: int) -> Scenario:
+def scenario(accounts: int, entries: int, history_days: int = HISTORY_DAYS) -> Scenario:
     return Scenario(
         name="analyst-copy-benchmark",
         companies=[
             CompanySpec(
-                name=f"co{n:03d}", history_days=HISTORY_DAYS, entries_per_day=entries / HISTORY_DAYS
+                name=f"co{n:03d}", history_days=history_days, entries_per_day=entries / history_days
             )
             for n in range(accounts)
         ],
@@ -91,12 +91,18 @@ def main() -> None:
     parser.add_argument("--accounts", type=int, default=20)
     parser.add_argument("--entries", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--history-days",
+        type=int,
+        default=HISTORY_DAYS,
+        help="Days the entries spread over (a smoke run: fewer daily partitions to sync).",
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the scratch directory.")
     args = parser.parse_args()
     info = announce()
-    sim = Simulator(scenario(args.accounts, args.entries))
+    sim = Simulator(scenario(args.accounts, args.entries, args.history_days))
     keys = [(c.name, next(k.secret for k in c.keys if k.scope == "full")) for c in sim.companies]
-    first = (sim.clock.now - timedelta(days=HISTORY_DAYS - 1)).date()
+    first = (sim.clock.now - timedelta(days=args.history_days - 1)).date()
     with scratch_directory("creditlens-analyst-", args.keep) as scratch:
         with serve(sim) as server:
             env = accounts_environment(server.url, keys, scratch, first, concurrency=8)

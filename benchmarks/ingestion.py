@@ -37,6 +37,7 @@ from benchmarks.harness.contenders import (
 )
 from benchmarks.harness.machine import (
     DEFAULT_NOW,
+    SKIP_WARM_UP_HELP,
     announce,
     finish,
     parse_now,
@@ -331,12 +332,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="days of history the N entries spread over (default 730: two API windows)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument("--skip-warm-up", action="store_true", help=SKIP_WARM_UP_HELP)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    use_bytecode_cache()
+    use_bytecode_cache(warm=not args.skip_warm_up)
     now = parse_now(args.now)
     dlt_python = None if args.skip_peer else ensure_dlt_python(args.dlt_python)
     info = announce()

@@ -89,16 +89,25 @@ def finish(info: dict[str, Any]) -> str:
     return load_line(info["loadavg_start"], info["loadavg_end"])
 
 
-def use_bytecode_cache() -> None:
+def use_bytecode_cache(*, warm: bool = True) -> None:
     """Gives our child processes compiled bytecode, as any installed package has.
 
     Where PYTHONDONTWRITEBYTECODE is set and the virtualenv holds no .pyc (uv does not compile by
     default), every child would compile Dagster and polars from source, seconds a user pays once.
     The cache lives outside the repository and the virtualenv; one untimed import fills it.
+    ``warm`` False leaves that import out (``--skip-warm-up``): a smoke run times nothing, and
+    its first child fills the same cache as it goes, so the import would only cost it seconds.
     """
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
-    subprocess.run([sys.executable, "-c", WARM_IMPORTS], cwd=ROOT, check=True, timeout=600)
+    if warm:
+        subprocess.run([sys.executable, "-c", WARM_IMPORTS], cwd=ROOT, check=True, timeout=600)
+
+
+SKIP_WARM_UP_HELP = (
+    "leave out the untimed warm-up import that fills the bytecode cache (a smoke run: its "
+    "times are not figures, and its first child fills the cache itself)"
+)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import benchmarks.network
 from benchmarks.harness.contenders import PEER_MAX_RSS_MB, floor_levels
 from benchmarks.harness.machine import (
     DEFAULT_NOW,
+    SKIP_WARM_UP_HELP,
     announce,
     finish,
     parse_now,
@@ -46,6 +47,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", type=Path, help="write the figures as JSON here")
     common.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    common.add_argument("--skip-warm-up", action="store_true", help=SKIP_WARM_UP_HELP)
     common.add_argument(
         "--phases",
         action="store_true",
@@ -126,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"bad network option: {error}", file=sys.stderr)
         return 2
-    use_bytecode_cache()
+    use_bytecode_cache(warm=not args.skip_warm_up)
     info = announce()
     with scratch_directory(f"creditlens-network-{args.benchmark}-", args.keep) as scratch:
         report = BENCHMARKS[args.benchmark](args, scratch)

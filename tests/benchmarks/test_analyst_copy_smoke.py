@@ -15,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_analyst_copy_benchmark_times_each_publish_beside_the_whole_file_copy() -> None:
     done = subprocess.run(
+        # 45 days: still two months, so a changed day rewrites its month's part and not the
+        # other's, with an eighth of a year's daily partitions to sync.
         [sys.executable, "-m", "benchmarks.analyst_copy", "--accounts", "2", "--entries", "300",
-         "--repeats", "1"],
+         "--repeats", "1", "--history-days", "45"],
         cwd=ROOT,
         capture_output=True,
         text=True,

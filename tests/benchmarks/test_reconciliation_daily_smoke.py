@@ -1,7 +1,8 @@
 """The daily reconciliation benchmark still runs: tiny sizes, no timing assertions.
 
 It also proves what it compares: the step it times is an incremental pass, and that pass wrote
-the same rows as a full one; the original warehouse is left untouched.
+the same rows as a full one; the original warehouse is left untouched. The run's children make
+it ``slow``; the growth figure it reports is read here in the inner loop.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from benchmarks.reconciliation_daily import SizeRun, growth
 from tests.benchmarks.test_reconciliation_memory_smoke import _warehouse
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(tmp_path: Path) -> None:
     original = _warehouse(tmp_path / "warehouse.duckdb")
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
@@ -37,3 +42,13 @@ def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(tmp_path: 
     assert figures["incremental_growth"] is not None
     assert "target within 1.2x" in done.stdout and "load average" in done.stdout
     assert hashlib.sha256(original.read_bytes()).hexdigest() == fingerprint
+
+
+def _size(size: int, incremental_s: float) -> SizeRun:
+    return SizeRun(size, 1.0, incremental_s, 1.0, "incremental from 2025-01-10", True, 1.0, 1.0)
+
+
+def test_growth_is_the_largest_sizes_incremental_step_over_the_smallests() -> None:
+    assert growth([_size(1_000_000, 0.6), _size(100_000, 0.5)]) == pytest.approx(1.2)
+    assert growth([_size(100_000, 0.5)]) is None  # one size: nothing to compare
+    assert growth([_size(100_000, 0.0), _size(1_000_000, 0.6)]) is None  # no step to divide by
