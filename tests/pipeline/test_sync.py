@@ -254,11 +254,11 @@ def test_killed_anywhere_then_rerun_equals_a_clean_run(
 
 @pytest.mark.slow
 def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
-    small: Simulated, creditlens_env: Env
+    first_forty_days: Synced, creditlens_env: Env, tmp_path: Path
 ) -> None:
-    s = small
+    s, folder, _ = first_forty_days
+    copy_folder(folder, tmp_path)  # a first sync of part of the ledger, the reader's snapshot
     settings = creditlens_env(s)
-    run_sync(settings, None, (s.first_day + timedelta(days=10)).isoformat())
     analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
     reader = duckdb.connect(str(analyst), read_only=True)
     try:
