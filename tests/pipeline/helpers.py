@@ -7,14 +7,21 @@ import io
 import locale
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
+import pytest
 
-from tests.conftest import Simulated
+from pipelines.config.settings import Settings
+from tests.conftest import Simulated, creditlens_variables
+
+if TYPE_CHECKING:
+    from pipelines.cli.sync_report import SyncReport
 
 LEDGER_COLUMNS = (
     "strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z', entry_type, amount, "
@@ -120,3 +127,35 @@ def cli_in_process(
         stream.flush()
         texts.append(stream.buffer.getvalue().decode(encoding))  # type: ignore[attr-defined]
     return subprocess.CompletedProcess(["creditlens", *args], code, *texts)
+
+
+def sync_into(
+    s: Simulated,
+    folder: Path,
+    since: str | None = None,
+    until: str | None = None,
+    *,
+    persistent_dagster: bool = False,
+    **extra: str,
+) -> tuple[Settings, SyncReport]:
+    """``synced_once`` with its window, instance and variables chosen, and its report kept: a
+    module-scoped starting point that a test copies (``copy_folder``) instead of syncing again.
+    The variables are set for the sync alone, as ``synced_once`` does."""
+    from pipelines.cli.sync_command import run_sync  # Dagster: only for the tests that sync
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name in list(os.environ):
+            if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+                monkeypatch.delenv(name)
+        variables = creditlens_variables(s, folder, persistent_dagster=persistent_dagster, **extra)
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        settings = Settings.from_env()
+        report = run_sync(settings, since, until)
+    return settings, report
+
+
+def copy_folder(source: Path, target: Path) -> None:
+    """A test's own copy of a shared synced folder (warehouse, analyst copy, Dagster instance),
+    laid out as ``creditlens_variables`` expects under ``target``, for a test that writes."""
+    shutil.copytree(source, target, dirs_exist_ok=True)

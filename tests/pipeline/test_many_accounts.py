@@ -108,11 +108,13 @@ def test_two_companies_land_exactly_and_the_third_is_one_line(
             assert not any(k.encode() in data for k in keys), f"a key is in {path}"
     assert not any(k in result.stdout + result.stderr for k in keys)
 
-    site = cli("report", env=env)
+    # The sync above is the real entry point's process and exit code; the commands that read
+    # what it left run the same entry point in-process.
+    site = cli_in_process("report", env=env)
     assert site.returncode == 0, site.stderr
     for account in ("acme", "globex"):
         assert (tmp_path / "reports" / paths.overview(account)).is_file()
-    findings = cli("breaks", "list", "--all", env=env)
+    findings = cli_in_process("breaks", "list", "--all", env=env)
     assert findings.returncode == 0, findings.stderr
     accounts = {line.split()[1] for line in findings.stdout.splitlines() if "  " in line}
     assert accounts <= {"acme", "globex"}, findings.stdout
@@ -157,7 +159,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
 def test_an_unknown_account_is_one_line(
     agency: tuple[Simulated, Simulated, dict[str, str]],
 ) -> None:
-    result = cli("sync", "--account", "umbrella", env=agency[2])
+    result = cli_in_process("sync", "--account", "umbrella", env=agency[2])
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
         "creditlens: error: no account named 'umbrella'; configured: acme, globex, initech"

@@ -3,46 +3,84 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipelines.cli.sync_command import run_sync
+from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from simulator import Scenario
-from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, landed, table, truth
+from tests.conftest import Simulated, serving
+from tests.pipeline.helpers import (
+    cli,
+    cli_in_process,
+    copy_folder,
+    landed,
+    sync_into,
+    table,
+    truth,
+)
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
+Synced = tuple[Simulated, Path, SyncReport]
+
+# One simulator of "small" for the tests that only read it (no fault, no clock change: those
+# start their own), and the syncs several tests start from, made once and copied by a test that
+# writes. The simulator is seeded and its clock frozen, so it is the one each test had before.
+
+
+@pytest.fixture(scope="module")
+def small() -> Iterator[Simulated]:
+    with serving("small") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def whole(small: Simulated, tmp_path_factory: pytest.TempPathFactory) -> Synced:
+    """A whole first sync of ``small``."""
+    folder = tmp_path_factory.mktemp("whole")
+    _, report = sync_into(small, folder)
+    assert not report.failures(), report.failures()
+    return small, folder, report
+
+
+@pytest.fixture(scope="module")
+def first_forty_days(small: Simulated, tmp_path_factory: pytest.TempPathFactory) -> Synced:
+    """A first sync of ``small``'s first 40 days, recorded in the product's default (persistent)
+    Dagster instance beside the warehouse, which the copy takes along."""
+    folder = tmp_path_factory.mktemp("first-forty-days")
+    until = (small.first_day + timedelta(days=40)).isoformat()
+    _, report = sync_into(small, folder, None, until, persistent_dagster=True)
+    assert not report.failures(), report.failures()
+    return small, folder, report
 
 
 @pytest.mark.slow
-def test_sync_lands_exactly_the_simulators_ledger(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated("small")
-    settings = creditlens_env(s)
-    report = run_sync(settings, None, None)
-    rows = landed(settings.warehouse, s.company)
+def test_sync_lands_exactly_the_simulators_ledger(whole: Synced) -> None:
+    s, folder, report = whole
+    warehouse = folder / "warehouse.duckdb"
+    rows = landed(warehouse, s.company)
     assert rows == truth(s)  # row by row, amounts exact (Decimal == DECIMAL)
     meta = report.ledger.materializations["ledger_entries"]
     assert meta["entries_fetched"] == meta["entries_landed"] + meta["entries_quarantined"]
     assert meta["entries_landed"] == len(rows)
-    accounts = table(settings.warehouse, "SELECT DISTINCT account FROM ledger_entries")
+    accounts = table(warehouse, "SELECT DISTINCT account FROM ledger_entries")
     assert accounts == [(s.company,)]
-    ids = table(settings.warehouse, "SELECT count(*), count(DISTINCT entry_id) FROM ledger_entries")
+    ids = table(warehouse, "SELECT count(*), count(DISTINCT entry_id) FROM ledger_entries")
     assert ids[0][0] == ids[0][1]
 
 
 @pytest.mark.slow
-def test_identical_entries_are_both_kept(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated("small")
-    settings = creditlens_env(s)
-    run_sync(settings, None, None)
+def test_identical_entries_are_both_kept(whole: Synced) -> None:
+    s, folder, _ = whole
     pairs = table(
-        settings.warehouse,
+        folder / "warehouse.duckdb",
         "SELECT fingerprint, count(*) FROM ledger_entries GROUP BY 1 HAVING count(*) > 1",
     )
     assert pairs, "the small scenario has genuinely identical entries"
@@ -52,11 +90,11 @@ def test_identical_entries_are_both_kept(simulated: Start, creditlens_env: Env) 
 
 @pytest.mark.slow
 def test_rerun_and_overlapping_backfills_change_nothing(
-    simulated: Start, creditlens_env: Env
+    whole: Synced, creditlens_env: Env, tmp_path: Path
 ) -> None:
-    s = simulated("small")
+    s, folder, _ = whole
+    copy_folder(folder, tmp_path)  # the first, whole sync
     settings = creditlens_env(s)
-    run_sync(settings, None, None)
     snapshot = "SELECT entry_id, created_at, amount, balance_after FROM ledger_entries ORDER BY 1"
     before = table(settings.warehouse, snapshot)
     run_sync(settings, None, None)  # rerun (resumes from last day minus lookback)
@@ -130,11 +168,15 @@ def test_bad_entries_are_quarantined_with_reason_and_raw_json(
 
 
 @pytest.mark.slow
-def test_snapshots_are_stored_once_until_they_change(simulated: Start, creditlens_env: Env) -> None:
+def test_snapshots_are_stored_once_until_they_change(
+    simulated: Start, creditlens_env: Env, whole: Synced, tmp_path: Path
+) -> None:
+    # Its own simulator, since its clock moves; the same seed and frozen clock as the shared
+    # one, so the shared first sync is this simulator's first sync too.
     s = simulated("small")
+    copy_folder(whole[1], tmp_path)
     settings = creditlens_env(s)
-    run_sync(settings, None, None)
-    run_sync(settings, None, None)
+    run_sync(settings, None, None)  # the second sync
     counts = {
         t: table(settings.warehouse, f"SELECT count(DISTINCT content_hash) FROM {t}")[0][0]
         for t in (
@@ -173,10 +215,11 @@ def test_an_unexpected_snapshot_shape_is_kept_raw(simulated: Start, creditlens_e
 
 
 @pytest.mark.slow
-def test_rejected_key_is_one_clear_line(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated("small")
-    creditlens_env(s)
-    result = cli("sync", env={"CREDITLENS_API_KEY": "wrong-key-0000"})
+def test_rejected_key_is_one_clear_line(small: Simulated, creditlens_env: Env) -> None:
+    creditlens_env(small)
+    # The command's own output and exit code, in-process: the killed syncs below run the real
+    # entry point as a process.
+    result = cli_in_process("sync", env={"CREDITLENS_API_KEY": "wrong-key-0000"})
     assert result.returncode == 1
     assert (
         result.stderr.strip()
@@ -191,14 +234,14 @@ def test_rejected_key_is_one_clear_line(simulated: Start, creditlens_env: Env) -
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["fetch", "transaction", "publish"])
 def test_killed_anywhere_then_rerun_equals_a_clean_run(
-    simulated: Start, creditlens_env: Env, point: str
+    first_forty_days: Synced, creditlens_env: Env, tmp_path: Path, point: str
 ) -> None:
-    s = simulated("small")
+    s, folder, _ = first_forty_days
     # The product's default instance: a kill leaves its run "started" there, and the rerun must
-    # get past it. Only the kill needs a process of its own; the syncs around it run in-process.
+    # get past it. Only the kill needs a process of its own; the syncs around it run in-process,
+    # the first one (shared, copied) included.
+    copy_folder(folder, tmp_path)
     settings = creditlens_env(s, persistent_dagster=True)
-    first = run_sync(settings, None, (s.first_day + timedelta(days=40)).isoformat())
-    assert not first.failures()
     killed = cli("sync", "--since", s.first_day.isoformat(), env={"CREDITLENS_FAILPOINT": point})
     assert killed.returncode == -signal.SIGKILL
     analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
@@ -211,11 +254,11 @@ def test_killed_anywhere_then_rerun_equals_a_clean_run(
 
 @pytest.mark.slow
 def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
-    simulated: Start, creditlens_env: Env
+    first_forty_days: Synced, creditlens_env: Env, tmp_path: Path
 ) -> None:
-    s = simulated("small")
+    s, folder, _ = first_forty_days
+    copy_folder(folder, tmp_path)  # a first sync of part of the ledger, the reader's snapshot
     settings = creditlens_env(s)
-    run_sync(settings, None, (s.first_day + timedelta(days=10)).isoformat())
     analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
     reader = duckdb.connect(str(analyst), read_only=True)
     try:

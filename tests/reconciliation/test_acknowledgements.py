@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
-from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, cli_in_process, table
+from tests.conftest import Simulated, serving
+from tests.pipeline.helpers import cli, cli_in_process, copy_folder, sync_into, table
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
+Synced = tuple[Simulated, Path]
 
 OPENING = Decimal("1234.5")
 
@@ -48,15 +49,25 @@ def _month(day: date) -> date:
     return day.replace(day=1)
 
 
+@pytest.fixture(scope="module")
+def placed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synced]:
+    """One sync of ``every_placement()`` for the module, read as is or copied by a test that
+    writes."""
+    with serving(every_placement()) as s:
+        folder = tmp_path_factory.mktemp("every-placement")
+        _, report = sync_into(s, folder)
+        assert not report.failures(), report.failures()
+        yield s, folder
+
+
 def test_every_placement_once_with_its_exact_gap_and_in_its_months_statement(
-    simulated: Start, creditlens_env: Env
+    placed: Synced,
 ) -> None:
-    s = simulated(every_placement())
-    settings = creditlens_env(s)
-    run_sync(settings, None, None)
+    s, folder = placed
+    warehouse = folder / "warehouse.duckdb"
     truth = s.sim.truth(s.company)
     rows = table(
-        settings.warehouse,
+        warehouse,
         "SELECT placement, break_start, break_end, gap, observed_on, acknowledged "
         "FROM hidden_movements ORDER BY observed_on, break_end NULLS LAST",
     )
@@ -69,19 +80,19 @@ def test_every_placement_once_with_its_exact_gap_and_in_its_months_statement(
         "before_first", "between_entries", "within_tie", "between_entries", "after_last"
     ]  # fmt: skip
     assert not any(r[5] for r in rows)
-    ids = table(settings.warehouse, "SELECT count(DISTINCT break_id) FROM hidden_movements")
+    ids = table(warehouse, "SELECT count(DISTINCT break_id) FROM hidden_movements")
     assert ids == [(5,)]
     per_month: dict[date, Decimal] = defaultdict(Decimal)
     for row in rows:
         per_month[_month(row[4])] += row[3]
     statement = table(
-        settings.warehouse,
+        warehouse,
         "SELECT month, hidden_movements, closing FROM monthly_statement ORDER BY month",
     )
     assert {m: h for m, h, _ in statement if h} == dict(per_month)
     assert statement[-1][2] == truth.balance  # it ties out to the platform's balance
     runs = table(
-        settings.warehouse,
+        warehouse,
         "SELECT hidden_movements, hidden_gross, hidden_net, unacknowledged FROM "
         "reconciliation_runs",
     )
@@ -102,9 +113,10 @@ def test_acknowledged_breaks_stop_failing_survive_reruns_and_lapse_when_the_gap_
     s = simulated(every_placement(), now=now)
     settings = creditlens_env(s)
     env = _env(s, settings)
-    # The gate as CI meets it: a process of its own exits 3. The commands after it run through
-    # the same entry point in-process (cli_in_process), the same parsing and exit codes.
-    first = cli("sync", "--fail-on-breaks", env=env)
+    # The gate's exit code 3 through the command's entry point, in-process (cli_in_process: the
+    # same parsing and exit codes); test_reconciliation's gate and the unknown id below run it
+    # as a process of its own.
+    first = cli_in_process("sync", "--fail-on-breaks", env=env)
     assert first.returncode == 3, first.stderr
     assert "unacknowledged breaks" in first.stderr
     listed = cli_in_process("breaks", "list", env=env)
@@ -147,11 +159,14 @@ def test_acknowledged_breaks_stop_failing_survive_reruns_and_lapse_when_the_gap_
 
 
 @pytest.mark.slow
-def test_ack_needs_a_known_id_and_a_reason(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated(every_placement())
+def test_ack_needs_a_known_id_and_a_reason(
+    placed: Synced, creditlens_env: Env, tmp_path: Path
+) -> None:
+    s, folder = placed
+    copy_folder(folder, tmp_path)
     settings = creditlens_env(s)
-    run_sync(settings, None, None)
     env = _env(s, settings)
+    # This file's one process of the real entry point: its exit code and first line.
     unknown = cli("breaks", "ack", "hm-000000000000", "--reason", "x", env=env)
     assert unknown.returncode == 1
     assert unknown.stderr.startswith("creditlens: error: no finding hm-000000000000")

@@ -18,6 +18,7 @@ from pipelines.reconciliation.run import (
 )
 from pipelines.warehouse.derived import StagedInvalid, validate_staged
 from pipelines.warehouse.writer import Warehouse
+from tests.pipeline.helpers import copy_folder
 from tests.reconciliation.test_incremental_reconciliation import _days, everything
 from tests.reconciliation.warehouse_ledgers import land_ledger
 from tests.transforms.ledgers import ledger_frame
@@ -25,13 +26,22 @@ from tests.transforms.ledgers import ledger_frame
 OPTIONS = ReconcileOptions()
 
 
-@pytest.fixture
-def warehouse(tmp_path: Path) -> Iterator[Warehouse]:
-    wh = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
+@pytest.fixture(scope="module")
+def two_ledgers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new warehouse with acme's and globex's ledgers landed, made once for the module: each
+    test writes to a copy of its own (``warehouse``)."""
+    folder = tmp_path_factory.mktemp("two-ledgers")
+    wh = Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60)
     wh.ensure()
     for account in ("acme", "globex"):
         land_ledger(wh, ledger_frame(_days(account)))
-    yield wh
+    return folder
+
+
+@pytest.fixture
+def warehouse(two_ledgers: Path, tmp_path: Path) -> Iterator[Warehouse]:
+    copy_folder(two_ledgers, tmp_path)
+    yield Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
 
 
 def test_accounts_staged_apart_are_committed_together(warehouse: Warehouse, tmp_path: Path) -> None:

@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
 from pipelines.cli.sync_command import run_sync
+from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
-from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, cli_in_process, table
+from tests.conftest import Simulated, serving
+from tests.pipeline.helpers import cli, cli_in_process, sync_into, table
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
+Synced = tuple[Simulated, Settings, SyncReport]
+Hidden = Callable[[str, str, str], Synced]
 
 BREAKS = (
     "SELECT kind, break_start, break_end, gap, expected_balance, observed_balance, "
@@ -41,6 +45,31 @@ def found(settings: Settings, kind: str) -> list[tuple]:
     return sorted((r[1], r[2], r[3]) for r in rows if r[0] == kind)
 
 
+@pytest.fixture(scope="module")
+def hidden(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hidden]:
+    """The "hidden_movements" scenario served with a sign convention and an entry order, and
+    synced once with a configured convention, for the tests that only read the result. Each
+    combination is made once for the module: the api-order and statement tests read the same
+    warehouses the injected-movements cases check ("signed", "newest_first" are the scenario's
+    own defaults and "signed" the product's, so that one is the plain scenario)."""
+    made: dict[tuple[str, str, str], Synced] = {}
+    with ExitStack() as stack:
+
+        def synced(convention: str, order: str, configured: str) -> Synced:
+            key = (convention, order, configured)
+            if key not in made:
+                scenario = Scenario.named("hidden_movements").with_overrides(
+                    sign_convention=convention, entry_order=order
+                )
+                s = stack.enter_context(serving(scenario))
+                folder = tmp_path_factory.mktemp("hidden")
+                settings, report = sync_into(s, folder, CREDITLENS_SIGN_CONVENTION=configured)
+                made[key] = (s, settings, report)
+            return made[key]
+
+        yield synced
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("convention", "order", "configured"),
@@ -52,14 +81,9 @@ def found(settings: Settings, kind: str) -> list[tuple]:
     ],
 )
 def test_exactly_the_injected_movements_are_found(
-    simulated: Start, creditlens_env: Env, convention: str, order: str, configured: str
+    hidden: Hidden, convention: str, order: str, configured: str
 ) -> None:
-    scenario = Scenario.named("hidden_movements").with_overrides(
-        sign_convention=convention, entry_order=order
-    )
-    s = simulated(scenario)
-    settings = creditlens_env(s, CREDITLENS_SIGN_CONVENTION=configured)
-    report = run_sync(settings, None, None)
+    s, settings, report = hidden(convention, order, configured)
     want = expected_continuity(s)
     assert len(want) == 3  # after an index, inside a tie group, at a day boundary
     assert found(settings, "continuity") == want
@@ -90,12 +114,10 @@ def test_exactly_the_injected_movements_are_found(
 
 
 @pytest.mark.slow
-def test_the_api_order_changes_nothing(simulated: Start, creditlens_env: Env, tmp_path) -> None:
+def test_the_api_order_changes_nothing(hidden: Hidden) -> None:
     results = []
     for order in ("newest_first", "oldest_first"):
-        s = simulated(Scenario.named("hidden_movements").with_overrides(entry_order=order))
-        settings = creditlens_env(s, CREDITLENS_WAREHOUSE=str(tmp_path / f"{order}.duckdb"))
-        run_sync(settings, None, None)
+        _, settings, _ = hidden("signed", order, "signed")  # each order its own warehouse
         results.append(
             (
                 table(settings.warehouse, BREAKS),
@@ -157,12 +179,8 @@ def test_a_breakdown_disagreement_is_found_per_item(simulated: Start, creditlens
 
 
 @pytest.mark.slow
-def test_statement_identity_and_it_equals_sql_over_the_ledger(
-    simulated: Start, creditlens_env: Env
-) -> None:
-    s = simulated("hidden_movements")
-    settings = creditlens_env(s)
-    run_sync(settings, None, None)
+def test_statement_identity_and_it_equals_sql_over_the_ledger(hidden: Hidden) -> None:
+    s, settings, _ = hidden("signed", "newest_first", "signed")  # the plain scenario
     months = table(
         settings.warehouse,
         "SELECT month, opening, debits, credits, refunds, adjustments, other, hidden_movements, "
