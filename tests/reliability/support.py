@@ -3,6 +3,7 @@ checks that a warehouse or an analyst copy is whole."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -19,7 +21,7 @@ from pipelines.config.settings import Settings
 from pipelines.warehouse.schema import all_tables
 from simulator import Simulator
 from tests.conftest import Simulated
-from tests.pipeline.helpers import truth
+from tests.pipeline.helpers import cli_in_process, truth
 
 TRANSACTIONS = "/Consumption/transactions"
 
@@ -185,3 +187,17 @@ def creditlens(
         text=True,
         timeout=timeout,
     )
+
+
+def cli_logged(*args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+    """``cli_in_process`` with the product's log lines in its stderr, where a child process
+    prints them: pytest's capture handlers on the root logger would make ``main()``'s
+    ``logging.basicConfig`` do nothing, so they are set aside for the call (and the warnings a
+    sync logs, that a test reads, would be missing from its output)."""
+    root = logging.getLogger()
+    saved = list(root.handlers)
+    root.handlers.clear()
+    try:
+        return cli_in_process(*args, **kwargs)
+    finally:
+        root.handlers[:] = saved
