@@ -37,8 +37,11 @@ Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
 
 FAILPOINTS = ("fetch", "transaction", "publish")
-# Seeds of the timer kills (docs/reliability.md quotes them); each draws two kill moments.
-KILL_SEEDS = (11, 12, 13)
+# Seeds of the timer kills (docs/reliability.md quotes them); each draws two kill moments. Seed 12
+# is left out: its kills (after the 61st of ~122 ledger requests; 27% into the work after the
+# last) landed where seed 11's (the 58th) and seed 13's (29% in) already do, each kill a whole
+# subprocess sync proving no place the others do not.
+KILL_SEEDS = (11, 13)
 # The larger ledger of the timer kills: 120 days at ~100 entries a day, ~120 pages.
 LARGER = Scenario.named("small").with_company("acme", history_days=120, entries_per_day=100)
 
