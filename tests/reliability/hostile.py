@@ -116,7 +116,11 @@ class HostileServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # Polled for shutdown every 20 ms, not socketserver's 0.5 s: each test stops its server,
+        # and would otherwise wait up to half a second for the loop to notice.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -3,6 +3,7 @@ checks that a warehouse or an analyst copy is whole."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -19,15 +21,17 @@ from pipelines.config.settings import Settings
 from pipelines.warehouse.schema import all_tables
 from simulator import Simulator
 from tests.conftest import Simulated
-from tests.pipeline.helpers import truth
+from tests.pipeline.helpers import cli_in_process, truth
 
 TRANSACTIONS = "/Consumption/transactions"
 
 # Retries in milliseconds, not seconds: a test survives hundreds of faults in a few seconds. The
 # budget (10 retries) is what a fault rate of 30% needs to never be exhausted in practice:
-# 0.3 ** 11 per request.
+# 0.3 ** 11 per request. Each "timeout" fault costs the client its whole timeout (a sync of
+# `small` meets ~35 of them at 30%), so the timeout is short: a loopback answer takes
+# milliseconds, and one slower than this on a loaded machine is only retried, like the faults.
 FAST_RETRIES = {
-    "CREDITLENS_TIMEOUT": "0.5",
+    "CREDITLENS_TIMEOUT": "0.2",
     "CREDITLENS_BACKOFF_BASE_S": "0.01",
     "CREDITLENS_BACKOFF_MAX_S": "0.05",
     "CREDITLENS_MAX_RETRIES": "10",
@@ -185,3 +189,17 @@ def creditlens(
         text=True,
         timeout=timeout,
     )
+
+
+def cli_logged(*args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+    """``cli_in_process`` with the product's log lines in its stderr, where a child process
+    prints them: pytest's capture handlers on the root logger would make ``main()``'s
+    ``logging.basicConfig`` do nothing, so they are set aside for the call (and the warnings a
+    sync logs, that a test reads, would be missing from its output)."""
+    root = logging.getLogger()
+    saved = list(root.handlers)
+    root.handlers.clear()
+    try:
+        return cli_in_process(*args, **kwargs)
+    finally:
+        root.handlers[:] = saved

@@ -37,8 +37,11 @@ Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
 
 FAILPOINTS = ("fetch", "transaction", "publish")
-# Seeds of the timer kills (docs/reliability.md quotes them); each draws two kill moments.
-KILL_SEEDS = (11, 12, 13)
+# Seeds of the timer kills (docs/reliability.md quotes them); each draws two kill moments. Seed 12
+# is left out: its kills (after the 61st of ~122 ledger requests; 27% into the work after the
+# last) landed where seed 11's (the 58th) and seed 13's (29% in) already do, each kill a whole
+# subprocess sync proving no place the others do not.
+KILL_SEEDS = (11, 13)
 # The larger ledger of the timer kills: 120 days at ~100 entries a day, ~120 pages.
 LARGER = Scenario.named("small").with_company("acme", history_days=120, entries_per_day=100)
 
@@ -52,18 +55,77 @@ def _assert_none_or_all(path: Path, expected: list[tuple], account: str) -> int 
     return rows
 
 
+# A child that imports what a sync imports on its way to its first request, then waits for a
+# line on stdin before running `creditlens ARGS` (its argv) through the command's entry point.
+WARM_CHILD = (
+    "import sys\n"
+    "from pipelines.cli.main import main\n"
+    "import pipelines.cli.sync_command\n"
+    "sys.stdin.readline()\n"
+    "main()\n"
+)
+
+
+class Warmed:
+    """Real `creditlens` processes for kills, each importing while the one before it syncs.
+
+    A kill needs a process of its own, but not its seconds of imports in series: the kills land
+    after a process's first ledger request or at a failpoint, never during its imports, so a
+    child started early (``warm``) and sent on later (``go``) is killed at the same moments."""
+
+    def __init__(self) -> None:
+        self.spare: list[subprocess.Popen[str]] = []
+
+    def warm(self, *args: str, env: dict[str, str]) -> None:
+        self.spare.append(
+            subprocess.Popen(
+                [sys.executable, "-c", WARM_CHILD, *args],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+
+    def go(self) -> subprocess.Popen[str]:
+        process = self.spare.pop(0)
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        return process
+
+    def close(self) -> None:
+        for process in self.spare:
+            process.kill()
+            process.communicate(timeout=60)
+        self.spare.clear()
+
+
+@pytest.fixture
+def warmed() -> Iterator[Warmed]:
+    children = Warmed()
+    yield children
+    children.close()
+
+
 @pytest.mark.slow
 def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
-    simulated: Start, creditlens_env: Env
+    simulated: Start, creditlens_env: Env, warmed: Warmed
 ) -> None:
     s = simulated("small")
     settings = creditlens_env(s, persistent_dagster=True)
     expected = truth(s)
     analyst = analyst_copy(settings)
     after: dict[str, tuple[int | None, int | None]] = {}  # (warehouse, analyst) rows
-    for point in FAILPOINTS:  # each on the state the previous kill left
-        killed = cli("sync", env={"CREDITLENS_FAILPOINT": point})
-        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    warmed.warm("sync", env={**os.environ, "CREDITLENS_FAILPOINT": FAILPOINTS[0]})
+    for index, point in enumerate(FAILPOINTS):  # each on the state the previous kill left
+        process = warmed.go()
+        if index + 1 < len(FAILPOINTS):
+            point_after = FAILPOINTS[index + 1]
+            warmed.warm("sync", env={**os.environ, "CREDITLENS_FAILPOINT": point_after})
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == -signal.SIGKILL, err[-2000:]
         after[point] = (
             _assert_none_or_all(settings.warehouse, expected, s.company),
             _assert_none_or_all(analyst, expected, s.company),
@@ -84,7 +146,7 @@ def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
     simulated: Start, creditlens_env: Env
 ) -> None:
     s = simulated("small")
-    settings = creditlens_env(s, persistent_dagster=True)
+    settings = creditlens_env(s)
     killed = cli("sync", "--since", s.today.isoformat(), env={"CREDITLENS_FAILPOINT": "fetch"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert any(settings.staging_root.iterdir()), "the kill left its staging folder"
@@ -102,21 +164,18 @@ class Larger:
     after_read_s: float  # from its last ledger request to its exit: land, publish, snapshots...
 
 
-def _start_sync(env: dict[str, str], warehouse: Path) -> subprocess.Popen[str]:
-    """`creditlens sync` of the whole ledger (never resuming from the last synced day)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "sync", "--since", env["CREDITLENS_LEDGER_START"]],
-        env={**env, "CREDITLENS_WAREHOUSE": str(warehouse)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _warm_sync(warmed: Warmed, env: dict[str, str], warehouse: Path) -> None:
+    """`creditlens sync` of the whole ledger (never resuming from the last synced day), warmed."""
+    since = env["CREDITLENS_LEDGER_START"]
+    warmed.warm("sync", "--since", since, env={**env, "CREDITLENS_WAREHOUSE": str(warehouse)})
 
 
 @pytest.fixture(scope="module")
 def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
-    """A clean subprocess sync of the larger ledger, measured: how many ledger requests it
-    makes, and how long it works after the last one."""
+    """A clean sync of the larger ledger, measured: how many ledger requests it makes, and how
+    long it works after the last one. Through the command's entry point in this process: it is
+    the reference the killed processes are compared with, not a kill, and its requests and work
+    after reading are the same (a child's exit would only add its interpreter's teardown)."""
     sim = Simulator(LARGER, seed=3)
     company = sim.companies[0].name
     first = sim.truth(company).entries[0]["createdAtText"][:10]
@@ -137,10 +196,12 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
             "CREDITLENS_HISTORY_LIMIT": "0",
         }
         clean = tmp_path_factory.mktemp("clean") / "warehouse.duckdb"
-        process = _start_sync(env, clean)
-        _, err = process.communicate(timeout=300)
+        since = env["CREDITLENS_LEDGER_START"]
+        synced = cli_in_process(
+            "sync", "--since", since, env={**env, "CREDITLENS_WAREHOUSE": str(clean)}, inherit=False
+        )
         exited = time.monotonic()
-        assert process.returncode == 0, err[-2000:]
+        assert synced.returncode == 0, synced.stderr[-2000:]
         yield Larger(
             Simulated(sim, server, company, "demo-key"),
             spy,
@@ -151,11 +212,22 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
         )
 
 
-def _kill(larger: Larger, warehouse: Path, ledger_requests: int, then_s: float) -> int | None:
-    """Starts a sync, waits for its n-th ledger request and `then_s` more seconds, and SIGKILLs
-    it; returns its exit code (None if it was killed, an int if it ended first)."""
+def _kill(
+    larger: Larger,
+    warmed: Warmed,
+    warehouse: Path,
+    ledger_requests: int,
+    then_s: float,
+    *,
+    last: bool,
+) -> int | None:
+    """Sends a warmed sync on (warming the next one, unless ``last``), waits for its n-th ledger
+    request and `then_s` more seconds, and SIGKILLs it; returns its exit code (None if it was
+    killed, an int if it ended first)."""
     seen = larger.spy.counts[TRANSACTIONS]
-    process = _start_sync(larger.env, warehouse)
+    process = warmed.go()
+    if not last:
+        _warm_sync(warmed, larger.env, warehouse)
     try:
         while process.poll() is None:
             if larger.spy.wait_for(TRANSACTIONS, seen + ledger_requests, timeout=0.1):
@@ -169,7 +241,9 @@ def _kill(larger: Larger, warehouse: Path, ledger_requests: int, then_s: float) 
 
 
 @pytest.mark.slow
-def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> None:
+def test_killed_at_random_moments_then_rerun(
+    larger: Larger, warmed: Warmed, tmp_path: Path
+) -> None:
     """Each seed kills two syncs of the whole ledger: one while it reads (after a random number of
     its ledger requests), one after (a random time, up to what a clean sync spends there, after
     its last ledger request). The kills pile up on one warehouse, the first on none."""
@@ -179,22 +253,26 @@ def test_killed_at_random_moments_then_rerun(larger: Larger, tmp_path: Path) -> 
     warehouse = tmp_path / "warehouse.duckdb"
     analyst = warehouse.with_name("warehouse.analyst.duckdb")
     states = []
+    moments = []
     for seed in KILL_SEEDS:
         rng = random.Random(seed)
-        for requests, then_s in (
+        moments += [
             (rng.randint(1, larger.requests), 0.0),
             (larger.requests, rng.uniform(0, larger.after_read_s)),
-        ):
-            ended = _kill(larger, warehouse, requests, then_s)
-            states.append(
-                (
-                    ended,
-                    requests,
-                    round(then_s, 2),
-                    _assert_none_or_all(warehouse, expected, s.company),
-                    _assert_none_or_all(analyst, expected, s.company),
-                )
+        ]
+    _warm_sync(warmed, larger.env, warehouse)
+    for index, (requests, then_s) in enumerate(moments):
+        last = index + 1 == len(moments)
+        ended = _kill(larger, warmed, warehouse, requests, then_s, last=last)
+        states.append(
+            (
+                ended,
+                requests,
+                round(then_s, 2),
+                _assert_none_or_all(warehouse, expected, s.company),
+                _assert_none_or_all(analyst, expected, s.company),
             )
+        )
     print(  # docs/reliability.md
         f"reliability: kills ledger_requests={larger.requests} "
         f"after_read_s={larger.after_read_s:.2f} entries={len(expected)} "

@@ -4,13 +4,18 @@ A demo-like sync (then its report), a sync with a revoked key, a sync through fa
 audit run as a user would run them, with Dagster's storage on disk; then every file under the
 run's folders (warehouse, analyst copy, staging, reports, DAGSTER_HOME, audit outputs and state)
 and every line of stdout and stderr is searched for every key used.
+
+The first sync runs in a child process, so everything a real process prints is searched; the
+other commands run through the same entry point in-process (a fresh interpreter costs seconds of
+imports each), their streams searched as the command wrote them and, for anything written past
+Python's streams to the file descriptors themselves, as the descriptors received them.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,7 +27,7 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from simulator import FAULT_KINDS, Scenario, ServerHandle, Simulator, serve
 from tests.reliability.secrets_search import files_under, search
-from tests.reliability.support import FAST_RETRIES, FAULT_DELAY_S, creditlens
+from tests.reliability.support import FAST_RETRIES, FAULT_DELAY_S, cli_logged, creditlens
 
 # Distinctive keys with the characters URL-encoding and base64 change, as real keys have.
 KEYS = {
@@ -71,8 +76,15 @@ places = [{ place = "export-service", kind = "server" }]
 class Installation:
     """One user's folders and environment, and everything its commands printed."""
 
-    def __init__(self, root: Path, sim: Simulator, server: ServerHandle) -> None:
+    def __init__(
+        self,
+        root: Path,
+        sim: Simulator,
+        server: ServerHandle,
+        descriptors: Callable[[], tuple[str, str]],
+    ) -> None:
         self.sim = sim
+        self.descriptors = descriptors  # what reached fds 1 and 2 since last asked
         self.folders = {
             name: root / name for name in ("out", "dagster", "staging", "reports", "state", "repo")
         }
@@ -98,24 +110,33 @@ class Installation:
         }
         self.streams: dict[str, str] = {}
 
-    def run(self, name: str, *args: str, **env: str) -> subprocess.CompletedProcess:
-        result = creditlens(*args, env={**self.env, **env})
+    def run(
+        self, name: str, *args: str, child: bool = False, **env: str
+    ) -> subprocess.CompletedProcess:
+        if child:
+            result = creditlens(*args, env={**self.env, **env})
+        else:
+            self.descriptors()  # what came before is not this command's
+            result = cli_logged(*args, env={**self.env, **env}, inherit=False)
+            out, err = self.descriptors()
+            self.streams[f"{name} fd 1"] = out
+            self.streams[f"{name} fd 2"] = err
         self.streams[f"{name} stdout"] = result.stdout
         self.streams[f"{name} stderr"] = result.stderr
         return result
 
 
 @pytest.fixture
-def installation(tmp_path: Path) -> Iterator[Installation]:
+def installation(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> Iterator[Installation]:
     sim = Simulator(SCENARIO, demo_key=None)
     with serve(sim) as server:
-        yield Installation(tmp_path, sim, server)
+        yield Installation(tmp_path, sim, server, lambda: tuple(capfd.readouterr()))
 
 
 @pytest.mark.slow
 def test_no_key_in_anything_written_or_printed(installation: Installation) -> None:
     i = installation
-    synced = i.run("sync", "sync")
+    synced = i.run("sync", "sync", child=True)
     assert synced.returncode == 0, synced.stderr[-2000:]
     reported = i.run("report", "report")
     assert reported.returncode == 0, reported.stderr[-2000:]
