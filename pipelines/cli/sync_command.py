@@ -53,14 +53,25 @@ def resolve_range(
     ``begins``, what history discovery found). A ``--since`` (or CREDITLENS_LEDGER_START) before
     the ledger's first day is read as asked: those days come back empty, at a request a window,
     and the summary says where the ledger begins."""
-    today = datetime.now(UTC).date()
-    last = parse_day(until, "--until") if until else today
-    start = settings.ledger_start or begins or today
+    asked, last = flag_days(since, until)
+    start = settings.ledger_start or begins or datetime.now(UTC).date()
     resume = (
         max(start, last_synced - timedelta(days=settings.lookback_days)) if last_synced else None
     )
-    first = parse_day(since, "--since") if since else resume or start
+    first = asked or resume or start
     if first > last:
+        raise UsageError(f"--since {first.isoformat()} is after --until {last.isoformat()}")
+    return first, last
+
+
+def flag_days(since: str | None, until: str | None) -> tuple[date | None, date]:
+    """The days --since and --until say on their own (--until defaults to today), refused before
+    anything is read or discovered: a mistyped range is one line at once, not after a history
+    search of every account."""
+    today = datetime.now(UTC).date()
+    last = parse_day(until, "--until") if until else today
+    first = parse_day(since, "--since") if since else None
+    if first and first > last:
         raise UsageError(f"--since {first.isoformat()} is after --until {last.isoformat()}")
     if last > today:
         raise UsageError(f"--until {last.isoformat()} is in the future (today is {today})")
@@ -117,6 +128,7 @@ def _run_sync(
     """Every configured account (or those named), in two runs whatever their number, several
     accounts at once inside each; one account failing fails only itself. ``full_reconcile``
     re-derives each account's whole history (--full-reconcile)."""
+    flag_days(since, until)
     settings = settings.selecting(accounts)
     per_account = named_per_account(settings)
     sync_id = f"cli-{uuid.uuid4().hex}"
