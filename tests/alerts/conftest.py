@@ -1,4 +1,6 @@
-"""One synced warehouse and one set of receivers per module: each test works on a copy."""
+"""One synced warehouse and one set of receivers per session: each test works on a copy of the
+warehouse (never on the original) and clears the receivers first, so a sync of seconds is made
+once for every module here."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from tests.alerts.receivers import Received, receivers
 from tests.conftest import Simulated, creditlens_variables, serving, synced_once
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
     folder = tmp_path_factory.mktemp("alerts-synced")
     with serving("small") as s:
@@ -20,7 +22,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated
         yield s, folder / "warehouse.duckdb"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def servers() -> Iterator[tuple[Received, int, int]]:
     with receivers() as found:
         yield found

@@ -1,4 +1,6 @@
-"""One synced warehouse per module, never closed: each test closes a copy of it."""
+"""One synced warehouse per session, never closed nor written: each test closes a copy of it
+(a sync of the simulator is seconds; the modules here all read the same one); and one empty
+warehouse per session, for the tests that start from nothing."""
 
 from __future__ import annotations
 
@@ -9,15 +11,26 @@ from pathlib import Path
 import pytest
 
 from pipelines.config.settings import Settings
+from pipelines.warehouse.writer import Warehouse
 from tests.conftest import Simulated, creditlens_variables, serving, synced_once
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
     folder = tmp_path_factory.mktemp("statements-synced")
     with serving("small") as s:
         synced_once(s, folder)
         yield s, folder / "warehouse.duckdb"
+
+
+@pytest.fixture(scope="session")
+def empty_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a warehouse just made by ``Warehouse.ensure`` (every migration, a first
+    analyst copy). Making one costs about a second of migrations; a test that needs an empty
+    warehouse copies this folder (``shutil.copytree``) instead: the same files, made once."""
+    folder = tmp_path_factory.mktemp("empty-warehouse")
+    Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).ensure()
+    return folder
 
 
 Copy = Callable[..., tuple[dict[str, str], Settings]]
