@@ -1,6 +1,6 @@
-"""One synced warehouse and one set of receivers per session: each test works on a copy of the
-warehouse (never on the original) and clears the receivers first, so a sync of seconds is made
-once for every module here."""
+"""One synced warehouse (tests/shared_sync.py's, made once per process) and one set of receivers
+per session: each test works on a copy of the warehouse, never on the original, and clears the
+receivers first."""
 
 from __future__ import annotations
 
@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.alerts.receivers import Received, receivers
-from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+from tests.conftest import Simulated, creditlens_variables
+from tests.shared_sync import small_synced
 
 
 @pytest.fixture(scope="session")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
-    folder = tmp_path_factory.mktemp("alerts-synced")
-    with serving("small") as s:
-        synced_once(s, folder)
-        yield s, folder / "warehouse.duckdb"
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulated, Path]:
+    return small_synced(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

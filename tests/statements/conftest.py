@@ -1,26 +1,24 @@
-"""One synced warehouse per session, never closed nor written: each test closes a copy of it
-(a sync of the simulator is seconds; the modules here all read the same one); and one empty
-warehouse per session, for the tests that start from nothing."""
+"""One synced warehouse (tests/shared_sync.py's, made once per process), never closed nor
+written: each test closes a copy of it; and one empty warehouse per session, for the tests
+that start from nothing."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pipelines.config.settings import Settings
 from pipelines.warehouse.writer import Warehouse
-from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+from tests.conftest import Simulated, creditlens_variables
+from tests.shared_sync import small_synced
 
 
 @pytest.fixture(scope="session")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
-    folder = tmp_path_factory.mktemp("statements-synced")
-    with serving("small") as s:
-        synced_once(s, folder)
-        yield s, folder / "warehouse.duckdb"
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulated, Path]:
+    return small_synced(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
