@@ -32,7 +32,9 @@ def setup(
 ) -> tuple[dict[str, str], Received, int, int]:
     """(the environment of a user with a copy of the synced warehouse, the receivers, ports)."""
     s, warehouse = synced
-    shutil.copy(warehouse, tmp_path / "warehouse.duckdb")
+    # The whole folder: the warehouse with its analyst copy, as a sync leaves a user's folder
+    # (with the warehouse alone, each test's first command re-exported every table).
+    shutil.copytree(warehouse.parent, tmp_path, dirs_exist_ok=True)
     received, http_port, smtp_port = servers
     received.clear()
     env = creditlens_variables(s, tmp_path, CREDITLENS_CONFIG=str(tmp_path / "creditlens.toml"))

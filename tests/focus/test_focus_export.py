@@ -81,7 +81,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     folder = tmp_path_factory.mktemp("focus-synced")
     s, synced = small_synced(tmp_path_factory)  # the sync other modules read too: a copy
     warehouse = folder / "warehouse.duckdb"
-    shutil.copy(synced, warehouse)
+    shutil.copytree(synced.parent, folder, dirs_exist_ok=True)  # with its analyst copy
     month = _busiest_month(warehouse)
     env = _env(s, warehouse, CREDITLENS_CREDIT_PRICE=str(PRICE), CREDITLENS_BILLING_CURRENCY="eur")
     out = folder / "out"

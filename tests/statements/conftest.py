@@ -42,7 +42,9 @@ def copy(synced: tuple[Simulated, Path], tmp_path: Path) -> Copy:
     def make(**extra: str) -> tuple[dict[str, str], Settings]:
         s, warehouse = synced
         if not (tmp_path / "warehouse.duckdb").exists():
-            shutil.copy(warehouse, tmp_path / "warehouse.duckdb")
+            # The whole folder: the warehouse with its analyst copy, as a sync leaves it (with
+            # the warehouse alone, each test's first close re-exported every table).
+            shutil.copytree(warehouse.parent, tmp_path, dirs_exist_ok=True)
         env = creditlens_variables(s, tmp_path, **extra)
         return env, Settings.from_env(env, cwd=tmp_path)
 
