@@ -1,4 +1,6 @@
-"""One synced warehouse and one set of receivers per module: each test works on a copy."""
+"""One synced warehouse (tests/shared_sync.py's, made once per process) and one set of receivers
+per session: each test works on a copy of the warehouse, never on the original, and clears the
+receivers first."""
 
 from __future__ import annotations
 
@@ -9,18 +11,16 @@ from pathlib import Path
 import pytest
 
 from tests.alerts.receivers import Received, receivers
-from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+from tests.conftest import Simulated, creditlens_variables
+from tests.shared_sync import small_synced
 
 
-@pytest.fixture(scope="module")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
-    folder = tmp_path_factory.mktemp("alerts-synced")
-    with serving("small") as s:
-        synced_once(s, folder)
-        yield s, folder / "warehouse.duckdb"
+@pytest.fixture(scope="session")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulated, Path]:
+    return small_synced(tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def servers() -> Iterator[tuple[Received, int, int]]:
     with receivers() as found:
         yield found
@@ -32,7 +32,9 @@ def setup(
 ) -> tuple[dict[str, str], Received, int, int]:
     """(the environment of a user with a copy of the synced warehouse, the receivers, ports)."""
     s, warehouse = synced
-    shutil.copy(warehouse, tmp_path / "warehouse.duckdb")
+    # The whole folder: the warehouse with its analyst copy, as a sync leaves a user's folder
+    # (with the warehouse alone, each test's first command re-exported every table).
+    shutil.copytree(warehouse.parent, tmp_path, dirs_exist_ok=True)
     received, http_port, smtp_port = servers
     received.clear()
     env = creditlens_variables(s, tmp_path, CREDITLENS_CONFIG=str(tmp_path / "creditlens.toml"))

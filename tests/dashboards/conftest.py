@@ -14,7 +14,7 @@ import pytest
 
 from dashboards import SiteResult, build_site
 from tests.dashboards.cdp import Chromium, chromium_available
-from tests.dashboards.warehouse_factory import Fixture, build_warehouse
+from tests.dashboards.warehouse_factory import Fixture, built_once
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Built:
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     root = tmp_path_factory.mktemp("report")
-    fixture = build_warehouse(root / "warehouse.duckdb")
+    fixture = built_once(tmp_path_factory)  # read only, here as before: shared
     return Built(fixture, build_site(fixture.path, root / "site", lock_timeout_s=60))
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 
 from pipelines.audit.classify import assess
 from pipelines.audit.report import AuditReport, ScanHit
@@ -361,9 +362,21 @@ def audit_findings() -> AuditReport:
     return AuditReport("run-2", datetime(2026, 4, 8, tzinfo=UTC), "keys.toml", (billing, widget))
 
 
+_BUILT: dict[str, Fixture] = {}
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    """``build_warehouse``'s warehouse (and its analyst copy) in a folder of its own, built once
+    per test process: the report tests and the FOCUS agency's read the same file, seconds to
+    build. Never write it: a test that writes copies the folder."""
+    if "built" not in _BUILT:
+        _BUILT["built"] = build_warehouse(tmp_path_factory.mktemp("built") / "warehouse.duckdb")
+    return _BUILT["built"]
+
+
 def empty_warehouse(path: Path) -> Path:
     Warehouse(path, lock_timeout_s=60).ensure()
     return path
 
 
-__all__ = ["Fixture", "build_warehouse", "empty_warehouse"]
+__all__ = ["Fixture", "build_warehouse", "built_once", "empty_warehouse"]

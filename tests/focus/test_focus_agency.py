@@ -8,6 +8,7 @@ rows no entry explains are known in advance.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from tests.dashboards.warehouse_factory import MAIN, SECOND, build_warehouse
+from tests.dashboards.warehouse_factory import MAIN, SECOND, built_once
 from tests.focus.focus_checks import check_parquet_types, check_rows
 from tests.pipeline.helpers import cli_in_process
 from transforms.focus import HIDDEN_CATEGORY, focus_schema
@@ -50,11 +51,13 @@ class Agency:
 @pytest.fixture(scope="module")
 def agency(tmp_path_factory: pytest.TempPathFactory) -> Agency:
     folder = tmp_path_factory.mktemp("focus-agency")
-    fixture = build_warehouse(folder / "warehouse.duckdb")
+    # The report tests' warehouse, built once per process: a copy of its folder for this one.
+    shutil.copytree(built_once(tmp_path_factory).path.parent, folder, dirs_exist_ok=True)
+    warehouse = folder / "warehouse.duckdb"
     config = folder / "agency.toml"
     config.write_text(ACCOUNTS.format(main=MAIN, second=SECOND.replace('"', '\\"')))
-    env = {"CREDITLENS_WAREHOUSE": str(fixture.path), "CREDITLENS_CONFIG": str(config)}
-    return Agency(fixture.path, env, folder)
+    env = {"CREDITLENS_WAREHOUSE": str(warehouse), "CREDITLENS_CONFIG": str(config)}
+    return Agency(warehouse, env, folder)
 
 
 def _query(warehouse: Path, sql: str, params: list[object]) -> list[tuple]:

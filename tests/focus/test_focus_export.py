@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import Simulated, serving, synced_once
+from tests.conftest import Simulated
 from tests.focus.focus_checks import (
     DATETIME_COLUMNS,
     DATETIME_TEXT,
@@ -37,6 +38,7 @@ from tests.focus.focus_checks import (
     check_rows,
 )
 from tests.pipeline.helpers import cli_in_process
+from tests.shared_sync import small_synced
 from transforms.entry_type import category_of
 from transforms.focus import CHARGE_CATEGORY, MANDATORY, TAG_PREFIX
 
@@ -77,9 +79,9 @@ def _env(s: Simulated, warehouse: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     folder = tmp_path_factory.mktemp("focus-synced")
-    with serving("small") as s:
-        synced_once(s, folder)
+    s, synced = small_synced(tmp_path_factory)  # the sync other modules read too: a copy
     warehouse = folder / "warehouse.duckdb"
+    shutil.copytree(synced.parent, folder, dirs_exist_ok=True)  # with its analyst copy
     month = _busiest_month(warehouse)
     env = _env(s, warehouse, CREDITLENS_CREDIT_PRICE=str(PRICE), CREDITLENS_BILLING_CURRENCY="eur")
     out = folder / "out"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -72,27 +73,43 @@ class Served:
 Start = Callable[..., Served]
 
 
+def _stop_in_background(stack: ExitStack) -> None:
+    """Each server takes uvicorn's ticks (0.2 s, a second with a connection held open) to stop,
+    and nothing after the test reads it: it stops in a thread while the next test starts, each
+    server on its own port (as tests/conftest.py's ``simulated`` does)."""
+    threading.Thread(target=stack.close, name="simulator-stop", daemon=True).start()
+
+
 @pytest.fixture
 def start() -> Iterator[Start]:
     """Starts a simulator for a scenario (name or object) and serves it until the test ends."""
-    with ExitStack() as stack:
+    servers = ExitStack()
+    clients: list[Served] = []
 
-        def run(scenario: str | Scenario = "small", seed: int = 0, **kwargs: Any) -> Served:
-            kwargs.setdefault("now", NOW)
-            sim = Simulator(scenario, seed=seed, **kwargs)
-            served = Served(sim, stack.enter_context(serve(sim)))
-            stack.callback(served.close)
-            return served
+    def run(scenario: str | Scenario = "small", seed: int = 0, **kwargs: Any) -> Served:
+        kwargs.setdefault("now", NOW)
+        sim = Simulator(scenario, seed=seed, **kwargs)
+        served = Served(sim, servers.enter_context(serve(sim)))
+        clients.append(served)
+        return served
 
+    try:
         yield run
+    finally:
+        for served in reversed(clients):
+            served.close()  # the test's clients now, then the servers behind them
+        _stop_in_background(servers)
 
 
 @pytest.fixture(scope="module")
 def small() -> Iterator[Served]:
     """One shared small scenario per module; tests must not move its clock or leave faults."""
     sim = Simulator("small", seed=0, now=NOW)
-    with serve(sim) as server:
-        served = Served(sim, server)
+    servers = ExitStack()
+    served = Served(sim, servers.enter_context(serve(sim)))
+    try:
         yield served
+    finally:
         served.close()
         sim.faults.clear()
+        _stop_in_background(servers)

@@ -1,23 +1,34 @@
-"""One synced warehouse per module, never closed: each test closes a copy of it."""
+"""One synced warehouse (tests/shared_sync.py's, made once per process), never closed nor
+written: each test closes a copy of it; and one empty warehouse per session, for the tests
+that start from nothing."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pipelines.config.settings import Settings
-from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+from pipelines.warehouse.writer import Warehouse
+from tests.conftest import Simulated, creditlens_variables
+from tests.shared_sync import small_synced
 
 
-@pytest.fixture(scope="module")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
-    folder = tmp_path_factory.mktemp("statements-synced")
-    with serving("small") as s:
-        synced_once(s, folder)
-        yield s, folder / "warehouse.duckdb"
+@pytest.fixture(scope="session")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulated, Path]:
+    return small_synced(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def empty_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a warehouse just made by ``Warehouse.ensure`` (every migration, a first
+    analyst copy). Making one costs about a second of migrations; a test that needs an empty
+    warehouse copies this folder (``shutil.copytree``) instead: the same files, made once."""
+    folder = tmp_path_factory.mktemp("empty-warehouse")
+    Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).ensure()
+    return folder
 
 
 Copy = Callable[..., tuple[dict[str, str], Settings]]
@@ -31,7 +42,9 @@ def copy(synced: tuple[Simulated, Path], tmp_path: Path) -> Copy:
     def make(**extra: str) -> tuple[dict[str, str], Settings]:
         s, warehouse = synced
         if not (tmp_path / "warehouse.duckdb").exists():
-            shutil.copy(warehouse, tmp_path / "warehouse.duckdb")
+            # The whole folder: the warehouse with its analyst copy, as a sync leaves it (with
+            # the warehouse alone, each test's first close re-exported every table).
+            shutil.copytree(warehouse.parent, tmp_path, dirs_exist_ok=True)
         env = creditlens_variables(s, tmp_path, **extra)
         return env, Settings.from_env(env, cwd=tmp_path)
 

@@ -41,7 +41,7 @@ def restated(
     s, warehouse = synced
     folder = tmp_path_factory.mktemp("restated")
     path = folder / "warehouse.duckdb"
-    shutil.copy(warehouse, path)
+    shutil.copytree(warehouse.parent, folder, dirs_exist_ok=True)  # with its analyst copy
     month = previous_month(covered(path))
     closed = cli_in_process("close", env=creditlens_variables(s, folder))
     # The same company, with one top-up it posted late into the closed month's 15th.

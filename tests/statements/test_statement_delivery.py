@@ -7,6 +7,7 @@ rerun queues and sends nothing; the accounts file's mistakes are one line."""
 from __future__ import annotations
 
 import base64
+import shutil
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
@@ -40,9 +41,13 @@ def servers() -> Iterator[tuple[Received, int, int]]:
 
 
 class Install:
-    """An installation with an accounts file, an empty warehouse and the receivers."""
+    """An installation with an accounts file, an empty warehouse (a copy of the session's, made
+    by ``Warehouse.ensure``) and the receivers."""
 
-    def __init__(self, folder: Path, servers: tuple[Received, int, int]) -> None:
+    def __init__(
+        self, folder: Path, servers: tuple[Received, int, int], empty_warehouse: Path
+    ) -> None:
+        shutil.copytree(empty_warehouse, folder, dirs_exist_ok=True)
         self.received, http_port, smtp_port = servers
         self.received.clear()
         self.folder = folder
@@ -77,7 +82,6 @@ url_env = "CHAT_URL"
         )
         self.settings = Settings.from_env(self.env, cwd=self.folder)
         self.warehouse = self.settings.open_warehouse()
-        self.warehouse.ensure()
         return self.settings
 
     def queue(
@@ -109,8 +113,8 @@ url_env = "CHAT_URL"
 
 
 @pytest.fixture
-def install(tmp_path: Path, servers: tuple[Received, int, int]) -> Install:
-    return Install(tmp_path, servers)
+def install(tmp_path: Path, servers: tuple[Received, int, int], empty_warehouse: Path) -> Install:
+    return Install(tmp_path, servers, empty_warehouse)
 
 
 ACCOUNTS = """
