@@ -46,6 +46,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _heavy_files_first(items)
+    _cap_examples_in_the_inner_loop(items)
+
+
+def _heavy_files_first(items: list[pytest.Item]) -> None:
+    """The files holding a slow test run first, each file's tests kept together (a module's
+    shared sync is built once). The two workers then split the long tests early and the short
+    ones fill the end: in collection order, a 25-second test taken last by one worker kept the
+    other idle to the finish."""
+    heavy = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in heavy)  # stable: the order within a file holds
+
+
+def _cap_examples_in_the_inner_loop(items: list[pytest.Item]) -> None:
     """Under "dev", caps the examples a test declares in its own ``@settings`` too (a profile
     only fills in what a test leaves unsaid). ``@given`` keeps a test's settings in the attribute
     read here, as ``hypothesis.seed`` sets it; if Hypothesis renames it, the cap just stops."""
