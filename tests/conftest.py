@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -29,6 +29,9 @@ from pipelines.api.client import PlatformClient
 from pipelines.api.options import ApiSettings
 from pipelines.config.settings import Settings
 from simulator import Scenario, ServerHandle, Simulator, serve
+
+if TYPE_CHECKING:  # Dagster is imported by the tests that sync, not by every test
+    from pipelines.cli.sync_report import SyncReport
 
 # Hypothesis profiles: "ci" runs every property test with the examples it declares (Hypothesis's
 # 100 where it declares none); "dev", the inner loop's, at most DEV_EXAMPLES each, so a property
@@ -151,20 +154,37 @@ def creditlens_variables(
 
 def synced_once(s: Simulated, folder: Path) -> Settings:
     """A whole sync of ``s`` into ``folder``, for a module-scoped fixture whose tests only read
-    the warehouse: the variables (the key is read from the environment when the API is called)
-    are set for the sync alone, so none is left for the tests."""
+    the warehouse; it must succeed."""
+    settings, report = sync_into(s, folder)
+    assert not report.failures(), report.failures()
+    return settings
+
+
+def sync_into(
+    s: Simulated,
+    folder: Path,
+    since: str | None = None,
+    until: str | None = None,
+    *,
+    persistent_dagster: bool = False,
+    **extra: str,
+) -> tuple[Settings, SyncReport]:
+    """One sync of ``s`` into ``folder`` with its window, instance and variables chosen, and its
+    report: a module-scoped starting point that a test copies instead of syncing again. The
+    variables (the key is read from the environment when the API is called) are set for the
+    sync alone, so none is left for the tests."""
     from pipelines.cli.sync_command import run_sync  # Dagster: only for the tests that sync
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         for name in list(os.environ):
             if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
                 monkeypatch.delenv(name)
-        for name, value in creditlens_variables(s, folder).items():
+        variables = creditlens_variables(s, folder, persistent_dagster=persistent_dagster, **extra)
+        for name, value in variables.items():
             monkeypatch.setenv(name, value)
         settings = Settings.from_env()
-        report = run_sync(settings, None, None)
-    assert not report.failures(), report.failures()
-    return settings
+        report = run_sync(settings, since, until)
+    return settings, report
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Any
 from pipelines.alerts.messages import message
 from pipelines.alerts.observe import EVENT, FIRING, OK, Observation, alert_id
 from pipelines.config.alert_rules import Rule
-from pipelines.warehouse.alert_store import Latest
+from pipelines.warehouse.alert_store import Latest, outbox_row
 
 
 @dataclass(frozen=True)
@@ -99,18 +99,7 @@ def rows(
             continue
         title, body = message(obs, change.state, change.event_id)
         for channel in obs.rule.channels:
-            outbox.append(
-                {
-                    "event_id": change.event_id,
-                    "alert_id": obs.alert_id,
-                    "channel": channel,
-                    "status": "pending",
-                    "title": title,
-                    "body": body,
-                    "attempts": 0,
-                    "enqueued_at": now,
-                }
-            )
+            outbox.append(outbox_row(change.event_id, obs.alert_id, channel, title, body, now))
     return events, outbox
 
 

@@ -27,7 +27,7 @@ from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
 from pipelines.statements.closed import ClosedStatement, Restatement
 from pipelines.statements.stored import Loaded, Loader, stored_loader
-from pipelines.warehouse.alert_store import Claimed, enqueue
+from pipelines.warehouse.alert_store import Claimed, enqueue, outbox_row
 from pipelines.warehouse.writer import Warehouse
 
 CLOSE_PREFIX = "statement/"
@@ -43,21 +43,6 @@ def _latest_only(
         if s.account in first_close_accounts:
             latest[s.account] = max(latest.get(s.account, s.month), s.month)
     return [s for s in issued if s.account not in latest or s.month == latest[s.account]]
-
-
-def _row(
-    event_id: str, alert_id: str, channel: str, title: str, body: str, now: datetime
-) -> dict[str, Any]:
-    return {
-        "event_id": event_id,
-        "alert_id": alert_id,
-        "channel": channel,
-        "status": "pending",
-        "title": title,
-        "body": body,
-        "attempts": 0,
-        "enqueued_at": now,
-    }
 
 
 def _members(statements: Sequence[ClosedStatement], restatements: Sequence[Restatement]) -> str:
@@ -96,12 +81,12 @@ def queue_issued(
             [*channels.get(s.account, ()), *(() if chosen.digest else chosen.channels)]
         )
         alert_id = f"statement/{s.account}/{s.month:%Y-%m}"
-        rows += [_row(docs.event_id(s), alert_id, c, title, body, now) for c in to]
+        rows += [outbox_row(docs.event_id(s), alert_id, c, title, body, now) for c in to]
     if chosen.digest and (closes or restated):
         title, body = docs.digest_message(closes, restated)
         digest = docs.digest_id(closes, restated)
         members = _members(closes, restated)
-        rows += [_row(digest, members, c, title, body, now) for c in chosen.channels]
+        rows += [outbox_row(digest, members, c, title, body, now) for c in chosen.channels]
     queued = set(enqueue(warehouse.path, warehouse.lock_timeout_s, rows, again=resend))
     return [
         f"statement message queued: {r['event_id']} for channel {r['channel']}"

@@ -192,6 +192,23 @@ def claim(
     return [Claimed(e, c, t, b, int(n) + 1, bool(s), a) for e, c, t, b, n, s, a in due]
 
 
+def outbox_row(
+    event_id: str, alert_id: str, channel: str, title: str, body: str, now: datetime
+) -> dict[str, Any]:
+    """A message waiting in ``alert_outbox`` (the sending columns filled in as it is sent): one
+    shape for an alert's change and a closed statement alike."""
+    return {
+        "event_id": event_id,
+        "alert_id": alert_id,
+        "channel": channel,
+        "status": "pending",
+        "title": title,
+        "body": body,
+        "attempts": 0,
+        "enqueued_at": now,
+    }
+
+
 def enqueue(
     path: Path, lock_timeout_s: float, rows: Sequence[dict[str, Any]], again: bool = False
 ) -> list[tuple[str, str]]:

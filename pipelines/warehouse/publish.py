@@ -218,7 +218,7 @@ def _publish(
     failpoint("publish")
     os.replace(partial, target)
     attempt.named = True  # the copy names them now: no later failure removes them
-    _fsync_dir(target.parent)
+    parts.fsync_path(target.parent)  # the rename itself
     parts.save_manifest(folder, new)
     deleted = parts.sweep(folder, new.files() | old.files())
     return Published(target, rewritten, unchanged, deleted)
@@ -266,11 +266,3 @@ def _sweep_partials(target: Path, folder: Path) -> None:
         pid = stale.name.rsplit(".", 2)[-2]
         if not pid.isdigit() or not process_alive(int(pid)):
             stale.unlink(missing_ok=True)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

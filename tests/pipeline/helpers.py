@@ -12,16 +12,12 @@ import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import duckdb
-import pytest
 
-from pipelines.config.settings import Settings
-from tests.conftest import Simulated, creditlens_variables
+from tests.conftest import Simulated, sync_into
 
-if TYPE_CHECKING:
-    from pipelines.cli.sync_report import SyncReport
+__all__ = ["cli", "cli_in_process", "copy_folder", "landed", "sync_into", "table", "truth"]
 
 LEDGER_COLUMNS = (
     "strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z', entry_type, amount, "
@@ -127,32 +123,6 @@ def cli_in_process(
         stream.flush()
         texts.append(stream.buffer.getvalue().decode(encoding))  # type: ignore[attr-defined]
     return subprocess.CompletedProcess(["creditlens", *args], code, *texts)
-
-
-def sync_into(
-    s: Simulated,
-    folder: Path,
-    since: str | None = None,
-    until: str | None = None,
-    *,
-    persistent_dagster: bool = False,
-    **extra: str,
-) -> tuple[Settings, SyncReport]:
-    """``synced_once`` with its window, instance and variables chosen, and its report kept: a
-    module-scoped starting point that a test copies (``copy_folder``) instead of syncing again.
-    The variables are set for the sync alone, as ``synced_once`` does."""
-    from pipelines.cli.sync_command import run_sync  # Dagster: only for the tests that sync
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        for name in list(os.environ):
-            if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
-                monkeypatch.delenv(name)
-        variables = creditlens_variables(s, folder, persistent_dagster=persistent_dagster, **extra)
-        for name, value in variables.items():
-            monkeypatch.setenv(name, value)
-        settings = Settings.from_env()
-        report = run_sync(settings, since, until)
-    return settings, report
 
 
 def copy_folder(source: Path, target: Path) -> None:
