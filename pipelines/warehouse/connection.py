@@ -22,12 +22,12 @@ __all__ = ["WarehouseError", "connect", "frame", "migrate", "open_for_write", "t
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-    ).fetchone()
-    if not exists or not exists[0]:
+    """0 for a new file. Asked of the table itself: looking it up in the catalog first took four
+    times as long, on every open for write."""
+    try:
+        row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    except duckdb.CatalogException:
         return 0
-    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
     return int(row[0]) if row else 0
 
 
@@ -44,18 +44,18 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 
 def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+    # Statements first: they alter what exists, and a migration's new views may read it.
+    script = [
+        SCHEMA_VERSION.create_sql(),
+        *SCHEMA_VERSION.comment_sql(),
+        *migration.statements,
+        *(table.create_sql() for table in migration.tables),
+        *(statement for table in migration.tables for statement in table.comment_sql()),
+    ]
     with transaction(con):
-        con.execute(SCHEMA_VERSION.create_sql())
-        for statement in SCHEMA_VERSION.comment_sql():
-            con.execute(statement)
-        # Statements first: they alter what exists, and a migration's new views may read it.
-        for statement in migration.statements:
-            con.execute(statement)
-        for table in migration.tables:
-            con.execute(table.create_sql())
-        for table in migration.tables:
-            for statement in table.comment_sql():
-                con.execute(statement)
+        # One call: a round trip per statement (some 700 for a new warehouse, most of them
+        # comments) was most of a first sync's time in the warehouse.
+        con.execute(";\n".join(script))
         con.execute(
             "INSERT INTO schema_version VALUES (?, ?, now())",
             [migration.version, migration.description],

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.warehouse.connection import migrate
+from pipelines.warehouse.connection import apply_migration, current_version, migrate
 from pipelines.warehouse.dictionary import data_dictionary
-from pipelines.warehouse.schema import all_tables, latest_version
+from pipelines.warehouse.schema import MIGRATIONS, Migration, all_tables, latest_version
 from pipelines.warehouse.writer import Warehouse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +39,38 @@ def test_an_older_warehouse_upgrades_in_place(tmp_path: Path) -> None:
             t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
         }
         assert {t.name for t in all_tables()} <= tables
+    finally:
+        con.close()
+
+
+def test_a_migration_failing_midway_leaves_the_warehouse_as_it_was(tmp_path: Path) -> None:
+    """A migration runs as one script in one transaction: a statement failing after others
+    succeeded must leave none of them behind, and the version where it was."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        assert migrate(con, up_to=1) == 1
+        broken = Migration(
+            version=2,
+            description="fails halfway",
+            statements=(
+                "CREATE TABLE made_first (x INTEGER)",
+                "ALTER TABLE ledger_entries ADD COLUMN added_first INTEGER",
+                "SELECT * FROM no_such_table",
+            ),
+            tables=MIGRATIONS[1].tables,
+        )
+        try:
+            apply_migration(con, broken)
+        except duckdb.CatalogException as exc:
+            assert "no_such_table" in str(exc)
+        else:
+            raise AssertionError("the broken migration applied")
+        assert current_version(con) == 1
+        names = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert "made_first" not in names
+        columns = {row[0] for row in con.execute("DESCRIBE ledger_entries").fetchall()}
+        assert "added_first" not in columns
+        assert migrate(con) == latest_version()  # and the real upgrade still runs after it
     finally:
         con.close()
 
