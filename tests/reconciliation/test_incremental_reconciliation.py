@@ -293,14 +293,21 @@ SCENARIOS = {
     "plan_change": "signed",
 }
 NOW = datetime(2026, 11, 20, 15, tzinfo=UTC)
+# Each scenario's company with 45 of its 90 days: still several slices of 1000 entries, the
+# hidden movement 40 days back, the plan's changes and this month's breakdown, and every day
+# before the week the daily sync re-reads is carried; the other 45 days were only more rows to
+# land and reconcile three times.
+HISTORY_DAYS = 45
 
 
 def simulated_ledger(scenario: str, account: str) -> tuple[pl.DataFrame, Any, str]:
     """A scenario's served ledger (in process, no HTTP), its simulator and its company."""
+    from simulator import Scenario
     from simulator.core import Simulator
 
-    sim = Simulator(scenario, seed=3, now=NOW)
-    company = sim.scenario.companies[0].name
+    named = Scenario.named(scenario)
+    company = named.companies[0].name
+    sim = Simulator(named.with_company(company, history_days=HISTORY_DAYS), seed=3, now=NOW)
     rows = [
         {
             "account": account,

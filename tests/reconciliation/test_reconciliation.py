@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated, serving
-from tests.pipeline.helpers import cli, cli_in_process, sync_into, table
+from tests.pipeline.helpers import cli, cli_in_process, copy_folder, sync_into, table
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -234,8 +235,14 @@ def test_enriched_ledger_follows_the_subscription_in_force(
 
 
 @pytest.mark.slow
-def test_fail_on_breaks_sets_the_exit_code(simulated: Start, creditlens_env: Env) -> None:
-    s = simulated("hidden_movements")
+def test_fail_on_breaks_sets_the_exit_code(
+    hidden: Hidden, creditlens_env: Env, tmp_path: Path
+) -> None:
+    # A copy of the module's synced plain scenario: the summary and the gate are a rerun's as
+    # much as a first sync's (its reconciliation reports every open finding), without a first
+    # sync of its own.
+    s, synced, _ = hidden("signed", "newest_first", "signed")
+    copy_folder(synced.warehouse.parent, tmp_path)
     creditlens_env(s)
     # What the summary says needs no process of its own; the gate's exit code gets one below.
     plain = cli_in_process("sync")

@@ -29,7 +29,7 @@ from pipelines.snapshots.fetch import build_rows
 from pipelines.snapshots.registry import SNAPSHOTS
 from pipelines.snapshots.rows import SnapshotRows
 from pipelines.warehouse.read import open_read_only
-from pipelines.warehouse.writer import LedgerLanding, Warehouse
+from pipelines.warehouse.writer import LedgerLanding, SnapshotLanding, Warehouse
 
 FETCHED_AT = datetime(2030, 1, 1, tzinfo=UTC)
 PAGE_SIZE = 100
@@ -161,20 +161,36 @@ def land_snapshots(
     fetched_at: datetime = FETCHED_AT,
 ) -> None:
     """The summary, breakdown, subscription history and campaign names of `account`, as the
-    latest snapshots of its history (None or empty: that snapshot was never fetched)."""
+    latest snapshots of its history (None or empty: that snapshot was never fetched).
+
+    They land in one commit, as a sync's snapshot step lands them (`Warehouse.land_snapshots`),
+    not one open of the warehouse each: that open was most of a property example's landing.
+    A commit holds one snapshot per table, so each later plan of the history is a commit more.
+    """
+    documents: list[tuple[str, Any, datetime]] = []
     if balance is not None:
-        land_document(
-            warehouse, "consumption_snapshots", account, summary_doc(balance), fetched_at=fetched_at
-        )
+        documents.append(("consumption_snapshots", summary_doc(balance), fetched_at))
     if period is not None:
-        doc = breakdown_doc(period, items)
-        land_document(warehouse, "breakdown_snapshots", account, doc, fetched_at=fetched_at)
-    for at, plan in plans:
-        subscription = {"plan": plan, "status": "Active"}
-        land_document(warehouse, "subscription_snapshots", account, subscription, fetched_at=at)
+        documents.append(("breakdown_snapshots", breakdown_doc(period, items), fetched_at))
     if campaigns:
         listed = [{"id": cid, "name": name} for cid, name in campaigns]
-        land_document(warehouse, "campaigns", account, listed, fetched_at=fetched_at)
+        documents.append(("campaigns", listed, fetched_at))
+    commits = [documents]
+    for at, plan in plans:
+        subscription = {"plan": plan, "status": "Active"}
+        if any(table == "subscription_snapshots" for table, _, _ in commits[-1]):
+            commits.append([])
+        commits[-1].append(("subscription_snapshots", subscription, at))
+    for commit in commits:
+        landings = []
+        for table, doc, at in commit:
+            rows = snapshot_rows(table, doc, account, fetched_at=at)
+            landings.append(SnapshotLanding(table, account, rows.content_hash, rows.rows))
+        if landings:
+            stored = warehouse.land_snapshots(landings)
+            for outcome in stored.values():
+                if isinstance(outcome, BaseException):
+                    raise outcome
 
 
 def summary_doc(balance: Decimal) -> dict[str, Any]:
