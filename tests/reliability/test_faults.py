@@ -28,6 +28,7 @@ from tests.reliability.support import (
     analyst_copy,
     assert_one_clear_error_line,
     cli_logged,
+    empty_warehouse_at,
     every_table,
     missing_rows,
     truth_between,
@@ -70,6 +71,7 @@ def test_a_sync_through_faults_lands_exactly_the_ledger(
 ) -> None:
     s = simulated("small")
     settings = creditlens_env(s, **FAST_RETRIES, **DRIFT_RETRIES)
+    empty_warehouse_at(settings.warehouse)  # the faults are about the API, not a new file
     spy = RequestSpy(s.sim)
     _fault_everything(s, kinds, RATE)
     report = run_sync(settings, None, None)
