@@ -24,6 +24,8 @@ from pathlib import Path
 
 # Imports what a sync imports, then forks one process per request line (JSON: args, env, log),
 # answering with the fork's pid, then with its exit code as subprocess reports one (-9: killed).
+# A fork leaves the loop by its SystemExit (main's own or the one after it) and ends as a process
+# does, its interpreter torn down.
 SERVER = """
 import json, os, sys
 from pipelines.cli.main import main
@@ -39,14 +41,8 @@ for line in sys.stdin:
         log = os.open(asked["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        code = 0
-        try:
-            main()
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        main()  # then exits as `python -m pipelines.cli` does: atexit, flushed streams, its code
+        sys.exit(0)
     print(pid, flush=True)
     print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
