@@ -3,10 +3,13 @@ checks that a warehouse or an analyst copy is whole."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -19,6 +22,7 @@ import duckdb
 
 from pipelines.config.settings import Settings
 from pipelines.warehouse.schema import all_tables
+from pipelines.warehouse.writer import Warehouse
 from simulator import Simulator
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli_in_process, truth
@@ -39,6 +43,23 @@ FAST_RETRIES = {
 # A "timeout" fault holds its answer this long, far beyond CREDITLENS_TIMEOUT above; the simulator
 # gives up as soon as the client hangs up, so it costs the client's timeout, not this.
 FAULT_DELAY_S = 5.0
+
+
+_migrated: list[Path] = []
+
+
+def empty_warehouse_at(path: Path) -> None:
+    """An empty warehouse at ``path``, every migration applied, as a first sync would create it:
+    made once per test process (~0.5 CPU-s of migrations) and copied. For the tests whose claim
+    is about what the API sends (faults, hostile answers), where a sync creating the file first
+    proves nothing more; the first sync's own creation of a warehouse is tested elsewhere."""
+    if not _migrated:
+        folder = Path(tempfile.mkdtemp(prefix="migrated-"))
+        atexit.register(shutil.rmtree, folder, True)
+        Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).ensure()
+        _migrated.append(folder / "warehouse.duckdb")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_migrated[0], path)
 
 
 def analyst_copy(settings: Settings) -> Path:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +23,8 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from simulator import Scenario, Simulator, serve
 from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, cli_in_process, landed, truth
+from tests.pipeline.helpers import cli_in_process, landed, truth
+from tests.reliability.forks import Forked, ForkServer
 from tests.reliability.support import (
     TRANSACTIONS,
     RequestSpy,
@@ -55,77 +54,27 @@ def _assert_none_or_all(path: Path, expected: list[tuple], account: str) -> int 
     return rows
 
 
-# A child that imports what a sync imports on its way to its first request, then waits for a
-# line on stdin before running `creditlens ARGS` (its argv) through the command's entry point.
-WARM_CHILD = (
-    "import sys\n"
-    "from pipelines.cli.main import main\n"
-    "import pipelines.cli.sync_command\n"
-    "sys.stdin.readline()\n"
-    "main()\n"
-)
-
-
-class Warmed:
-    """Real `creditlens` processes for kills, each importing while the one before it syncs.
-
-    A kill needs a process of its own, but not its seconds of imports in series: the kills land
-    after a process's first ledger request or at a failpoint, never during its imports, so a
-    child started early (``warm``) and sent on later (``go``) is killed at the same moments."""
-
-    def __init__(self) -> None:
-        self.spare: list[subprocess.Popen[str]] = []
-
-    def warm(self, *args: str, env: dict[str, str]) -> None:
-        self.spare.append(
-            subprocess.Popen(
-                [sys.executable, "-c", WARM_CHILD, *args],
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-
-    def go(self) -> subprocess.Popen[str]:
-        process = self.spare.pop(0)
-        assert process.stdin is not None
-        process.stdin.write("go\n")
-        process.stdin.flush()
-        return process
-
-    def close(self) -> None:
-        for process in self.spare:
-            process.kill()
-            process.communicate(timeout=60)
-        self.spare.clear()
-
-
-@pytest.fixture
-def warmed() -> Iterator[Warmed]:
-    children = Warmed()
-    yield children
-    children.close()
+@pytest.fixture(scope="module")
+def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    """The processes killed here, each forked from one warm interpreter (tests/reliability/
+    forks.py): a process of its own per kill, without its seconds of imports."""
+    server = ForkServer(tmp_path_factory.mktemp("killed-commands"))
+    yield server
+    server.close()
 
 
 @pytest.mark.slow
 def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
-    simulated: Start, creditlens_env: Env, warmed: Warmed
+    simulated: Start, creditlens_env: Env, forks: ForkServer
 ) -> None:
     s = simulated("small")
     settings = creditlens_env(s, persistent_dagster=True)
     expected = truth(s)
     analyst = analyst_copy(settings)
     after: dict[str, tuple[int | None, int | None]] = {}  # (warehouse, analyst) rows
-    warmed.warm("sync", env={**os.environ, "CREDITLENS_FAILPOINT": FAILPOINTS[0]})
-    for index, point in enumerate(FAILPOINTS):  # each on the state the previous kill left
-        process = warmed.go()
-        if index + 1 < len(FAILPOINTS):
-            point_after = FAILPOINTS[index + 1]
-            warmed.warm("sync", env={**os.environ, "CREDITLENS_FAILPOINT": point_after})
-        _, err = process.communicate(timeout=300)
-        assert process.returncode == -signal.SIGKILL, err[-2000:]
+    for point in FAILPOINTS:  # each on the state the previous kill left
+        process = forks.start("sync", env={**os.environ, "CREDITLENS_FAILPOINT": point})
+        assert process.wait(timeout=300) == -signal.SIGKILL, process.output[-2000:]
         after[point] = (
             _assert_none_or_all(settings.warehouse, expected, s.company),
             _assert_none_or_all(analyst, expected, s.company),
@@ -143,12 +92,13 @@ def test_killed_at_each_failpoint_of_a_first_sync_then_rerun(
 
 @pytest.mark.slow
 def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
-    simulated: Start, creditlens_env: Env
+    simulated: Start, creditlens_env: Env, forks: ForkServer
 ) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
-    killed = cli("sync", "--since", s.today.isoformat(), env={"CREDITLENS_FAILPOINT": "fetch"})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    env = {**os.environ, "CREDITLENS_FAILPOINT": "fetch"}
+    killed = forks.start("sync", "--since", s.today.isoformat(), env=env)
+    assert killed.wait(timeout=300) == -signal.SIGKILL, killed.output[-2000:]
     assert any(settings.staging_root.iterdir()), "the kill left its staging folder"
     run_sync(settings, s.today.isoformat(), None)
     assert not [p.name for p in settings.staging_root.iterdir()]
@@ -164,10 +114,11 @@ class Larger:
     after_read_s: float  # from its last ledger request to its exit: land, publish, snapshots...
 
 
-def _warm_sync(warmed: Warmed, env: dict[str, str], warehouse: Path) -> None:
-    """`creditlens sync` of the whole ledger (never resuming from the last synced day), warmed."""
+def _sync_the_whole_ledger(forks: ForkServer, env: dict[str, str], warehouse: Path) -> Forked:
+    """`creditlens sync` of the whole ledger (never resuming from the last synced day)."""
     since = env["CREDITLENS_LEDGER_START"]
-    warmed.warm("sync", "--since", since, env={**env, "CREDITLENS_WAREHOUSE": str(warehouse)})
+    env = {**env, "CREDITLENS_WAREHOUSE": str(warehouse)}
+    return forks.start("sync", "--since", since, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -213,36 +164,27 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
 
 
 def _kill(
-    larger: Larger,
-    warmed: Warmed,
-    warehouse: Path,
-    ledger_requests: int,
-    then_s: float,
-    *,
-    last: bool,
+    larger: Larger, forks: ForkServer, warehouse: Path, ledger_requests: int, then_s: float
 ) -> int | None:
-    """Sends a warmed sync on (warming the next one, unless ``last``), waits for its n-th ledger
-    request and `then_s` more seconds, and SIGKILLs it; returns its exit code (None if it was
-    killed, an int if it ended first)."""
+    """Starts a sync, waits for its n-th ledger request and `then_s` more seconds, and SIGKILLs
+    it; returns its exit code (None if it was killed, an int if it ended first)."""
     seen = larger.spy.counts[TRANSACTIONS]
-    process = warmed.go()
-    if not last:
-        _warm_sync(warmed, larger.env, warehouse)
+    process = _sync_the_whole_ledger(forks, larger.env, warehouse)
     try:
         while process.poll() is None:
             if larger.spy.wait_for(TRANSACTIONS, seen + ledger_requests, timeout=0.1):
                 time.sleep(then_s)
-                process.send_signal(signal.SIGKILL)
+                process.kill()
                 break
     finally:
-        _, err = process.communicate(timeout=120)
-    assert process.returncode in (0, -signal.SIGKILL), err[-2000:]
-    return None if process.returncode == -signal.SIGKILL else process.returncode
+        code = process.wait(timeout=120)
+    assert code in (0, -signal.SIGKILL), process.output[-2000:]
+    return None if code == -signal.SIGKILL else code
 
 
 @pytest.mark.slow
 def test_killed_at_random_moments_then_rerun(
-    larger: Larger, warmed: Warmed, tmp_path: Path
+    larger: Larger, forks: ForkServer, tmp_path: Path
 ) -> None:
     """Each seed kills two syncs of the whole ledger: one while it reads (after a random number of
     its ledger requests), one after (a random time, up to what a clean sync spends there, after
@@ -260,10 +202,8 @@ def test_killed_at_random_moments_then_rerun(
             (rng.randint(1, larger.requests), 0.0),
             (larger.requests, rng.uniform(0, larger.after_read_s)),
         ]
-    _warm_sync(warmed, larger.env, warehouse)
-    for index, (requests, then_s) in enumerate(moments):
-        last = index + 1 == len(moments)
-        ended = _kill(larger, warmed, warehouse, requests, then_s, last=last)
+    for requests, then_s in moments:
+        ended = _kill(larger, forks, warehouse, requests, then_s)
         states.append(
             (
                 ended,

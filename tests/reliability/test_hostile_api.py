@@ -57,7 +57,7 @@ from tests.reliability.hostile import (
     entry,
     problem,
 )
-from tests.reliability.support import cli_logged
+from tests.reliability.support import cli_logged, empty_warehouse_at
 
 KEY = "sk_live+Hostile/Q7x9Zr2mKp4Lw8Vn=="
 DAY = "2026-11-20"
@@ -138,6 +138,8 @@ def sync(server: HostileServer, folder: Path, *, process: bool = False, **variab
         "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
         **variables,
     }
+    if not warehouse.exists():  # each test's claim is about what the server sends
+        empty_warehouse_at(warehouse)
     started = time.monotonic()
     if not process:
         result = cli_logged("sync", env=env, inherit=False, cwd=ROOT)

@@ -75,6 +75,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Report]:
             "CREDITLENS_LEDGER_START": "2026-11-01",
             "CREDITLENS_MAX_RETRIES": "1",
             "CREDITLENS_BACKOFF_BASE_S": "0.01",
+            # Its runs recorded in an ephemeral Dagster instance, as tests/conftest.py's are: a
+            # persistent one costs a second or more a sync, and the site is built from the
+            # warehouse alone.
+            "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
         }.items():
             env.setenv(name, value)
         settings = Settings.from_env()
