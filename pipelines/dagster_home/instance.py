@@ -18,6 +18,7 @@ import socket
 from dagster import DagsterInstance, RunsFilter
 
 from pipelines.config.settings import Settings
+from pipelines.dagster_home.ephemeral import ephemeral_instance
 from pipelines.dagster_home.home import home_for, prepare
 from pipelines.dagster_home.storage import creditlens_instance
 from pipelines.orchestration.automation import CLI_RUN_TAG
@@ -34,7 +35,7 @@ def instance(settings: Settings | None = None) -> DagsterInstance:
     when CREDITLENS_DAGSTER_INSTANCE=ephemeral."""
     home = home_for(settings or Settings.from_env())
     if home is None:
-        return DagsterInstance.ephemeral()
+        return ephemeral_instance()
     dagster_instance = creditlens_instance(prepare(home))
     declare_pool(dagster_instance)
     fail_orphaned_runs(dagster_instance)

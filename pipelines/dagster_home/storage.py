@@ -7,9 +7,10 @@ again in the index, about 20 ms an event on the project's machine (18 s of Dagst
 two-year backfill, against 2.3 s in an ephemeral instance: benchmarks/RESULTS.md). Dagster hands
 a storage whole batches when ``DAGSTER_EVENT_BATCH_SIZE`` is set, but the SQLite storage only
 loops over them. This subclass writes a batch's rows (the run's events, their copy in the index,
-the asset tables) in one transaction per database, keeps each database's engine for the process
-and remembers which tables exist, instead of building an engine for every event and every
-question: the same two-year backfill then costs what it costs in an ephemeral instance.
+the asset tables) in one transaction per database (pipelines/dagster_home/batching.py), keeps
+each database's engine for the process and remembers which tables exist, instead of building an
+engine for every event and every question: the same two-year backfill then costs what it costs
+in an ephemeral instance (which batches the same way: pipelines/dagster_home/ephemeral.py).
 
 The files are Dagster's own: only the CLI's process writes through this class, and `dagster dev`
 reads the same folder with the stock storage. ``creditlens_instance`` builds the instance from a
@@ -21,15 +22,13 @@ terminal; Dagster would otherwise start two `tail` processes and a watcher per s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 from dagster import DagsterInstance
-from dagster._core.events import ASSET_EVENTS
-from dagster._core.events.log import EventLogEntry
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
@@ -38,6 +37,8 @@ from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
+
+from pipelines.dagster_home.batching import BatchedAssetEvents
 
 DEFAULT_STORAGE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
 DEFAULT_COMPUTE_LOGS = ("dagster._core.storage.local_compute_log_manager", "LocalComputeLogManager")
@@ -48,15 +49,10 @@ NO_COMPUTE_LOGS = ConfigurableClassData(
 )
 
 
-def _is_asset_event(event: EventLogEntry) -> bool:
-    return event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
-
-
-class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
+class BatchingSqliteEventLogStorage(BatchedAssetEvents, SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        self._engines: dict[str, Engine] = {}  # before Dagster's init, which may connect
         super().__init__(base_dir, inst_data)
-        self._tables: set[str] = set()
-        self._engines: dict[str, Engine] = {}
 
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Connection]:
@@ -77,40 +73,6 @@ class BatchingSqliteEventLogStorage(SqliteEventLogStorage):
                 self._engines[shard] = engine
             with engine.connect() as conn, conn.begin():
                 yield conn
-
-    def has_table(self, table_name: str) -> bool:
-        """Asked once per asset event (a new engine each time); a table, once there, stays."""
-        if table_name not in self._tables and super().has_table(table_name):
-            self._tables.add(table_name)
-        return table_name in self._tables
-
-    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
-        """Consecutive asset events of one run in one transaction per database, in order; any
-        other event as Dagster stores it (check and run events have bookkeeping of their own)."""
-        chunk: list[EventLogEntry] = []
-        for event in events:
-            if _is_asset_event(event) and (not chunk or chunk[0].run_id == event.run_id):
-                chunk.append(event)
-                continue
-            self._store_asset_events(chunk)
-            chunk = [event] if _is_asset_event(event) else []
-            if not chunk:
-                self.store_event(event)
-        self._store_asset_events(chunk)
-
-    def _store_asset_events(self, events: Sequence[EventLogEntry]) -> None:
-        """What ``store_event`` does for each asset event, for all of them at once."""
-        if not events:
-            return
-        statements = [self.prepare_insert_event(event) for event in events]
-        with self.run_connection(events[0].run_id) as conn:
-            for statement in statements:
-                conn.execute(statement)
-        with self.index_transaction() as conn:
-            for event, statement in zip(events, statements, strict=True):
-                event_id = conn.execute(statement).inserted_primary_key[0]
-                self._store_asset_event_tags(conn, [event], [event_id])
-                self._store_asset_event(conn, event, event_id)
 
 
 class BatchingSqliteStorage(DagsterSqliteStorage):

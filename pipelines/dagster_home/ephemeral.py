@@ -1,0 +1,54 @@
+"""The CLI's ephemeral instance (CREDITLENS_DAGSTER_INSTANCE=ephemeral): Dagster's own, whose
+in-memory event log stores a run's batch of asset events in two transactions.
+
+Dagster's in-memory log opens a new SQLite connection, with two PRAGMAs and a transaction, for
+every row it writes, and asks SQLAlchemy whether each table exists for every asset event: a
+first sync of two years of history stored its 700-odd day materializations one by one. The
+rows written are Dagster's own (pipelines/dagster_home/batching.py); watchers of a run's events
+are told of each, in order, once its batch is stored, as they are after each event otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from dagster import DagsterInstance
+from dagster._core.events.log import EventLogEntry
+from dagster._core.instance import InstanceType
+from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
+from dagster._core.run_coordinator import DefaultRunCoordinator
+from dagster._core.storage.event_log import InMemoryEventLogStorage
+from dagster._core.storage.event_log.base import EventLogCursor
+from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
+from dagster._core.storage.root import TemporaryLocalArtifactStorage
+from dagster._core.storage.runs import InMemoryRunStorage
+
+from pipelines.dagster_home.batching import BatchedAssetEvents
+
+
+class BatchingInMemoryEventLogStorage(BatchedAssetEvents, InMemoryEventLogStorage):
+    MIRRORS_INTO_INDEX = False
+
+    def _stored(self, events: Sequence[EventLogEntry]) -> None:
+        """What ``InMemoryEventLogStorage.store_event`` does after storing each event."""
+        for event in events:
+            self._storage_id += 1
+            for handler in list(self._handlers[event.run_id]):
+                try:
+                    handler(event, str(EventLogCursor.from_storage_id(self._storage_id)))
+                except Exception:
+                    logging.exception("a watcher of run %s failed on an event", event.run_id)
+
+
+def ephemeral_instance() -> DagsterInstance:
+    """``DagsterInstance.ephemeral()``, but for its event log."""
+    return DagsterInstance(
+        instance_type=InstanceType.EPHEMERAL,
+        local_artifact_storage=TemporaryLocalArtifactStorage(),
+        run_storage=InMemoryRunStorage(),
+        event_storage=BatchingInMemoryEventLogStorage(),
+        compute_log_manager=NoOpComputeLogManager(),
+        run_coordinator=DefaultRunCoordinator(),
+        run_launcher=SyncInMemoryRunLauncher(),
+    )
