@@ -30,7 +30,8 @@ from pipelines.warehouse.writer import StagedDerived, Warehouse
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
-from tests.pipeline.helpers import cli_in_process, table
+from tests.pipeline.helpers import cli_in_process, copy_folder, table
+from tests.pipeline.scenarios import quiet_at_zero_2y
 
 ACCOUNTS = """
 [[accounts]]
@@ -71,7 +72,7 @@ def _findings_scenario() -> Scenario:
 
 @pytest.fixture(scope="module")
 def simulators() -> Iterator[tuple[Simulated, Simulated]]:
-    with serving(_findings_scenario()) as acme, serving("quiet_at_zero_2y", seed=1) as globex:
+    with serving(_findings_scenario()) as acme, serving(quiet_at_zero_2y(), seed=1) as globex:
         yield acme, globex
 
 
@@ -129,6 +130,20 @@ def rejected(simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.T
     """One sync of the three companies, through the command."""
     agency = _agency(simulators, tmp_path_factory.mktemp("agency") / "rejected", rejected=True)
     return agency, run(agency, "sync")
+
+
+@pytest.fixture(scope="module")
+def clean(
+    simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Agency, subprocess.CompletedProcess, Path]:
+    """One first sync of acme and globex alone, through the command with the gate, and a copy
+    of the folder it left (before any test adds to it): a test that needs a synced agency
+    starts from the copy instead of syncing both companies' whole ledgers again."""
+    root = tmp_path_factory.mktemp("agency")
+    agency = _agency(simulators, root / "clean", rejected=False)
+    result = run(agency, "sync", "--fail-on-breaks")
+    copy_folder(agency.folder, root / "synced")
+    return agency, result, root / "synced"
 
 
 @pytest.mark.slow
@@ -233,10 +248,9 @@ def test_accounts_synced_names_an_account_rejected_in_discovery(
 
 @pytest.mark.slow
 def test_without_a_failed_account_findings_exit_0_and_3_with_the_gate(
-    simulators: tuple[Simulated, Simulated], tmp_path: Path
+    clean: tuple[Agency, subprocess.CompletedProcess, Path],
 ) -> None:
-    agency = _agency(simulators, tmp_path / "clean", rejected=False)
-    result = run(agency, "sync", "--fail-on-breaks")
+    agency, result, _ = clean
     assert result.returncode == 3, result.stderr
     assert _said(result.stderr) == [
         "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)"
@@ -274,11 +288,15 @@ def test_one_account_of_the_file_alone_still_says_which(
 
 @pytest.mark.slow
 def test_one_account_failing_its_reconciliation_fails_only_its_own(
-    simulators: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    simulators: tuple[Simulated, Simulated],
+    clean: tuple[Agency, subprocess.CompletedProcess, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The reconciliation isolates accounts as the ledger and the snapshots do. What breaks
     globex's reconciliation is injected (no data makes it fail on demand); the isolation around
-    it is the code under test."""
+    it is the code under test. The sync is the next one after the shared clean first sync (a
+    copy of it): every account is reconciled again on every sync, the first or not."""
     from pipelines.reconciliation import assets
 
     real = assets.stage_account
@@ -297,6 +315,7 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
         return real(warehouse, account, options, run_id, root, full=full)
 
     monkeypatch.setattr(assets, "stage_account", broken_for_globex)
+    copy_folder(clean[2], tmp_path / "isolated")
     agency = _agency(simulators, tmp_path / "isolated", rejected=False)
     for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
         monkeypatch.delenv(name)
@@ -318,7 +337,8 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     assert [line.split(":", 1)[0] for line in summary_lines(report) if line[0] != " "] == ["acme"]
     rows = table(
         agency.folder / "warehouse.duckdb",
-        "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation'",
+        "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation' "
+        f"AND sync_id = '{report.sync_id}'",
     )
     assert sorted(rows) == [("acme", "ok", None), ("globex", "failed", failure.line())]
 
