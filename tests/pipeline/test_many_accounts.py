@@ -90,8 +90,9 @@ def _use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
 def agency(
     deployments: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Agency:
-    """The agency's environment, with a warehouse of the test's own."""
-    env = _environment(deployments, tmp_path)
+    """The agency's environment, with a warehouse of the test's own, and Dagster's runs in an
+    ephemeral instance: only the shared sync's is kept, for the files it leaves behind."""
+    env = _environment(deployments, tmp_path) | {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"}
     _use(env, monkeypatch)
     return *deployments, env
 
@@ -196,7 +197,10 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert len(report.snapshot_results("acme")) == len(report.snapshot_results("globex")) == 4
 
     copy_folder(one_sync[0], tmp_path)  # the next sync writes: a copy of the shared one
-    _use(_environment(deployments, tmp_path), monkeypatch)
+    _use(
+        _environment(deployments, tmp_path) | {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"},
+        monkeypatch,
+    )
     only = run_sync(Settings.from_env(), None, None, accounts=["globex"])
     assert only.accounts == ("globex",) and not only.failures()
     assert set(only.reconciliation.checks) == {
