@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from dashboards import paths
+from pipelines.cli import sync_command
 from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
@@ -125,11 +128,29 @@ def _outcomes(agency: Agency) -> list[tuple]:
     )
 
 
+Rejected = tuple[Agency, subprocess.CompletedProcess, SyncReport]
+
+
 @pytest.fixture(scope="module")
-def rejected(simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory):
-    """One sync of the three companies, through the command."""
+def rejected(
+    simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory
+) -> Rejected:
+    """One sync of the three companies, through the command, and the report the command made
+    of it (read by a spy; the command runs as it always does): what it said and what its checks
+    recorded are two views of the same sync, so the tests of each share it."""
     agency = _agency(simulators, tmp_path_factory.mktemp("agency") / "rejected", rejected=True)
-    return agency, run(agency, "sync")
+    reports: list[SyncReport] = []
+    real = sync_command.run_sync
+
+    def spy(*args: Any, **kwargs: Any) -> SyncReport:
+        reports.append(real(*args, **kwargs))
+        return reports[-1]
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sync_command, "run_sync", spy)
+        result = run(agency, "sync")
+    [report] = reports
+    return agency, result, report
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +168,8 @@ def clean(
 
 
 @pytest.mark.slow
-def test_one_sync_of_three_companies_says_each_one_truthfully(
-    rejected: tuple[Agency, object],
-) -> None:
-    agency, first = rejected
+def test_one_sync_of_three_companies_says_each_one_truthfully(rejected: Rejected) -> None:
+    agency, first, _ = rejected
     assert first.returncode == 1, first.stderr
     errors = [line for line in first.stderr.splitlines() if line.startswith("creditlens:")]
     assert len(errors) == 1 and errors[0].startswith(INITECH_LINE), first.stderr
@@ -224,15 +243,8 @@ def test_one_sync_of_three_companies_says_each_one_truthfully(
 
 
 @pytest.mark.slow
-def test_accounts_synced_names_an_account_rejected_in_discovery(
-    rejected: tuple[Agency, object], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    agency, _ = rejected
-    for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
-        monkeypatch.delenv(name)
-    for name, value in agency.env.items():
-        monkeypatch.setenv(name, value)
-    report = run_sync(Settings.from_env(), None, None)
+def test_accounts_synced_names_an_account_rejected_in_discovery(rejected: Rejected) -> None:
+    _, _, report = rejected  # the checks of the sync whose output the test above reads
     assert report.ledger.success and report.reconciliation.success  # findings fail nothing
     passed, severity, synced = report.ledger.checks["accounts_synced"]
     assert not passed and severity == "ERROR"
