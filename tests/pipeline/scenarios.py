@@ -6,7 +6,8 @@ before a silence and 200 after it cost seconds and prove nothing the silence doe
 keep each preset's point (how long the silence is, where it sits among discovery's 366-day
 windows counted back from today, the balance it is spent at, ~8 entries a day) with 10 active
 days before it and 30 after it: the silence still starts inside the newest window, so which
-windows are wholly empty is what it is in the preset.
+windows are wholly empty is what it is in the preset each one stands in for (the three-year
+one stands in for the five-year preset: see its docstring).
 """
 
 from __future__ import annotations
