@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from dashboards import paths
+from pipelines.cli import sync_command
 from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
@@ -30,7 +33,8 @@ from pipelines.warehouse.writer import StagedDerived, Warehouse
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
-from tests.pipeline.helpers import cli_in_process, table
+from tests.pipeline.helpers import cli_in_process, copy_folder, table
+from tests.pipeline.scenarios import quiet_at_zero_2y
 
 ACCOUNTS = """
 [[accounts]]
@@ -71,7 +75,7 @@ def _findings_scenario() -> Scenario:
 
 @pytest.fixture(scope="module")
 def simulators() -> Iterator[tuple[Simulated, Simulated]]:
-    with serving(_findings_scenario()) as acme, serving("quiet_at_zero_2y", seed=1) as globex:
+    with serving(_findings_scenario()) as acme, serving(quiet_at_zero_2y(), seed=1) as globex:
         yield acme, globex
 
 
@@ -124,18 +128,48 @@ def _outcomes(agency: Agency) -> list[tuple]:
     )
 
 
+Rejected = tuple[Agency, subprocess.CompletedProcess, SyncReport]
+
+
 @pytest.fixture(scope="module")
-def rejected(simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory):
-    """One sync of the three companies, through the command."""
+def rejected(
+    simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory
+) -> Rejected:
+    """One sync of the three companies, through the command, and the report the command made
+    of it (read by a spy; the command runs as it always does): what it said and what its checks
+    recorded are two views of the same sync, so the tests of each share it."""
     agency = _agency(simulators, tmp_path_factory.mktemp("agency") / "rejected", rejected=True)
-    return agency, run(agency, "sync")
+    reports: list[SyncReport] = []
+    real = sync_command.run_sync
+
+    def spy(*args: Any, **kwargs: Any) -> SyncReport:
+        reports.append(real(*args, **kwargs))
+        return reports[-1]
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sync_command, "run_sync", spy)
+        result = run(agency, "sync")
+    [report] = reports
+    return agency, result, report
+
+
+@pytest.fixture(scope="module")
+def clean(
+    simulators: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Agency, subprocess.CompletedProcess, Path]:
+    """One first sync of acme and globex alone, through the command with the gate, and a copy
+    of the folder it left (before any test adds to it): a test that needs a synced agency
+    starts from the copy instead of syncing both companies' whole ledgers again."""
+    root = tmp_path_factory.mktemp("agency")
+    agency = _agency(simulators, root / "clean", rejected=False)
+    result = run(agency, "sync", "--fail-on-breaks")
+    copy_folder(agency.folder, root / "synced")
+    return agency, result, root / "synced"
 
 
 @pytest.mark.slow
-def test_one_sync_of_three_companies_says_each_one_truthfully(
-    rejected: tuple[Agency, object],
-) -> None:
-    agency, first = rejected
+def test_one_sync_of_three_companies_says_each_one_truthfully(rejected: Rejected) -> None:
+    agency, first, _ = rejected
     assert first.returncode == 1, first.stderr
     errors = [line for line in first.stderr.splitlines() if line.startswith("creditlens:")]
     assert len(errors) == 1 and errors[0].startswith(INITECH_LINE), first.stderr
@@ -209,15 +243,8 @@ def test_one_sync_of_three_companies_says_each_one_truthfully(
 
 
 @pytest.mark.slow
-def test_accounts_synced_names_an_account_rejected_in_discovery(
-    rejected: tuple[Agency, object], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    agency, _ = rejected
-    for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
-        monkeypatch.delenv(name)
-    for name, value in agency.env.items():
-        monkeypatch.setenv(name, value)
-    report = run_sync(Settings.from_env(), None, None)
+def test_accounts_synced_names_an_account_rejected_in_discovery(rejected: Rejected) -> None:
+    _, _, report = rejected  # the checks of the sync whose output the test above reads
     assert report.ledger.success and report.reconciliation.success  # findings fail nothing
     passed, severity, synced = report.ledger.checks["accounts_synced"]
     assert not passed and severity == "ERROR"
@@ -233,10 +260,9 @@ def test_accounts_synced_names_an_account_rejected_in_discovery(
 
 @pytest.mark.slow
 def test_without_a_failed_account_findings_exit_0_and_3_with_the_gate(
-    simulators: tuple[Simulated, Simulated], tmp_path: Path
+    clean: tuple[Agency, subprocess.CompletedProcess, Path],
 ) -> None:
-    agency = _agency(simulators, tmp_path / "clean", rejected=False)
-    result = run(agency, "sync", "--fail-on-breaks")
+    agency, result, _ = clean
     assert result.returncode == 3, result.stderr
     assert _said(result.stderr) == [
         "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)"
@@ -274,11 +300,15 @@ def test_one_account_of_the_file_alone_still_says_which(
 
 @pytest.mark.slow
 def test_one_account_failing_its_reconciliation_fails_only_its_own(
-    simulators: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    simulators: tuple[Simulated, Simulated],
+    clean: tuple[Agency, subprocess.CompletedProcess, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The reconciliation isolates accounts as the ledger and the snapshots do. What breaks
     globex's reconciliation is injected (no data makes it fail on demand); the isolation around
-    it is the code under test."""
+    it is the code under test. The sync is the next one after the shared clean first sync (a
+    copy of it): every account is reconciled again on every sync, the first or not."""
     from pipelines.reconciliation import assets
 
     real = assets.stage_account
@@ -297,6 +327,7 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
         return real(warehouse, account, options, run_id, root, full=full)
 
     monkeypatch.setattr(assets, "stage_account", broken_for_globex)
+    copy_folder(clean[2], tmp_path / "isolated")
     agency = _agency(simulators, tmp_path / "isolated", rejected=False)
     for name in [n for n in os.environ if n.startswith("CREDITLENS_")]:
         monkeypatch.delenv(name)
@@ -318,7 +349,8 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     assert [line.split(":", 1)[0] for line in summary_lines(report) if line[0] != " "] == ["acme"]
     rows = table(
         agency.folder / "warehouse.duckdb",
-        "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation'",
+        "SELECT account, result, error FROM sync_outcomes WHERE step = 'reconciliation' "
+        f"AND sync_id = '{report.sync_id}'",
     )
     assert sorted(rows) == [("acme", "ok", None), ("globex", "failed", failure.line())]
 

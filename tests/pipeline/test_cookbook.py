@@ -59,6 +59,9 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
         mp.setenv("CREDITLENS_API_KEY", "demo-key")
         mp.setenv("CREDITLENS_ACCOUNT", company)
         mp.setenv("CREDITLENS_WAREHOUSE", str(path))
+        # Dagster's runs in an ephemeral instance: the queries read the warehouse, and a
+        # persistent instance costs a second or more per sync (tests/conftest.py).
+        mp.setenv("CREDITLENS_DAGSTER_INSTANCE", "ephemeral")
         mp.delenv("DAGSTER_HOME", raising=False)
         real = publish.publish_now
 

@@ -14,6 +14,7 @@ from pipelines.config.settings import Settings
 from pipelines.ledger.history_search import WINDOW_DAYS, Decision
 from tests.conftest import Simulated
 from tests.pipeline.helpers import landed, table, truth
+from tests.pipeline.scenarios import dormant_start
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -64,14 +65,16 @@ def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
     """The company's ledger reaches further back than the bound: discovery stops there, says
     so, and the balance before the first entry it could see is a finding, never silent."""
     s = simulated("long_history")
-    settings = first_sync_settings(s, creditlens_env, monkeypatch, CREDITLENS_HISTORY_LIMIT="800")
+    # A bound of 400 days (two windows) makes the point as a longer one would, with fewer days
+    # to sync: a sync costs about the same for every day it lands.
+    settings = first_sync_settings(s, creditlens_env, monkeypatch, CREDITLENS_HISTORY_LIMIT="400")
     run_sync(settings, None, None)
     [(first_day, opening, decided, searched, limit, requests)] = table(settings.warehouse, HISTORY)
-    assert decided == Decision.EVERY_WINDOW and limit == 800
-    assert searched == s.today - timedelta(days=800)
+    assert decided == Decision.EVERY_WINDOW and limit == 400
+    assert searched == s.today - timedelta(days=400)
     assert first_day == searched  # the company was active on the bound's day
-    # Three windows to the bound, at most nine halvings, the day's pages: bounded.
-    assert requests <= 3 + 9 + 5
+    # Two windows to the bound, at most nine halvings, the day's pages: bounded.
+    assert requests <= 2 + 9 + 5
     assert opening != 0
     [(kind, gap)] = table(settings.warehouse, "SELECT kind, gap FROM balance_breaks")
     assert (kind, gap) == ("opening", opening)
@@ -81,7 +84,7 @@ def test_a_dead_key_or_an_empty_past_stops_at_the_bound(
 def test_a_quiet_stretch_does_not_stop_discovery_while_the_balance_says_more_came_before(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = simulated("dormant_start")
+    s = simulated(dormant_start())
     settings = first_sync_settings(s, creditlens_env, monkeypatch)
     run_sync(settings, None, None)
     [(first_day, opening, decided, *_)] = table(settings.warehouse, HISTORY)

@@ -16,8 +16,15 @@ from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.config.settings import Settings
 from pipelines.ledger.history_asset import record_history
 from pipelines.ledger.history_search import WINDOW_DAYS, Decision, History
+from simulator import Scenario
 from tests.conftest import Simulated
 from tests.pipeline.helpers import landed, table, truth
+from tests.pipeline.scenarios import (
+    quiet_at_zero_1y,
+    quiet_at_zero_2y,
+    quiet_at_zero_3y,
+    quiet_not_at_zero_2y,
+)
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -56,20 +63,21 @@ def silence(s: Simulated) -> tuple[date, date]:
 @pytest.mark.parametrize(
     ("scenario", "whole_windows_empty"),
     [
-        ("quiet_at_zero_2y", True),  # the shapes the older rule stopped at ...
-        ("quiet_at_zero_5y", True),
-        ("quiet_at_zero_1y", False),  # ... and the neighbours it already read whole
-        ("quiet_not_at_zero_2y", True),
+        (quiet_at_zero_2y, 1),  # the shapes the older rule stopped at ...
+        (quiet_at_zero_3y, 2),  # (several empty windows in a row: one quiet period)
+        (quiet_at_zero_1y, 0),  # ... and the neighbours it already read whole
+        (quiet_not_at_zero_2y, 1),
     ],
+    ids=lambda value: getattr(value, "__name__", None),
 )
 def test_a_first_sync_lands_the_whole_ledger_of_a_company_that_went_silent(
-    scenario: str,
-    whole_windows_empty: bool,
+    scenario: Callable[[], Scenario],
+    whole_windows_empty: int,
     simulated: Start,
     creditlens_env: Env,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    s = simulated(scenario)
+    s = simulated(scenario())
     settings = first_sync_settings(s, creditlens_env, monkeypatch)
     report = run_sync(settings, None, None)
     assert not report.failures()
@@ -85,7 +93,7 @@ def test_a_first_sync_lands_the_whole_ledger_of_a_company_that_went_silent(
         # Reported as a quiet period inside the real silence, made of whole windows.
         first, last = (date.fromisoformat(d) for d in quiet.split(".."))
         assert quiet_first <= first and last <= quiet_last
-        assert ((last - first).days + 1) % WINDOW_DAYS == 0
+        assert ((last - first).days + 1) == whole_windows_empty * WINDOW_DAYS
         said = f"quiet period: no entries from {first.isoformat()} to {last.isoformat()}"
         assert any(said in line for line in lines), lines
     else:
@@ -99,7 +107,7 @@ def test_a_first_sync_lands_the_whole_ledger_of_a_company_that_went_silent(
 def test_a_warehouse_cut_short_by_the_older_rule_is_probed_again_once_and_heals(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = simulated("quiet_at_zero_2y")
+    s = simulated(quiet_at_zero_2y())
     # What the older rule left: only the entries after the silence landed (a limit that ends
     # inside the silence reaches the same ones) ...
     settings = first_sync_settings(s, creditlens_env, monkeypatch, CREDITLENS_HISTORY_LIMIT="500")
@@ -143,7 +151,7 @@ def test_since_after_a_quiet_period_is_skipped_not_a_finding(
 ) -> None:
     """The opening rule with a silence at a non-zero balance: days left out on purpose carry
     their balance in and are said, never flagged, and the silence changes nothing of that."""
-    s = simulated("quiet_not_at_zero_2y")
+    s = simulated(quiet_not_at_zero_2y())
     settings = first_sync_settings(s, creditlens_env, monkeypatch)
     since = silence(s)[1] + timedelta(days=1)
     report = run_sync(settings, since.isoformat(), None)

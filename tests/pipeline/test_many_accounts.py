@@ -9,19 +9,23 @@ any file the sync leaves behind (warehouse, analyst copy, staging, Dagster's sto
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from dashboards import paths
+from pipelines.cli import sync_command
 from pipelines.cli.sync_command import run_sync, summary_lines
+from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from pipelines.warehouse.outcomes import outcomes_of_sync
 from simulator import NetworkSpec
-from tests.conftest import Simulated
-from tests.pipeline.helpers import cli, cli_in_process, landed, truth
+from tests.conftest import Simulated, serving
+from tests.pipeline.helpers import cli_in_process, copy_folder, landed, truth
 
 Start = Callable[..., Simulated]
 
@@ -49,37 +53,81 @@ history_limit = 0
 REJECTED_KEY = "initech-key-that-the-platform-rejects"
 
 
-@pytest.fixture
-def agency(
-    simulated: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Simulated, Simulated, dict[str, str]]]:
-    acme = simulated("small")
-    globex = simulated("datetime_range", seed=1)
-    config = tmp_path / "agency.toml"
+Agency = tuple[Simulated, Simulated, dict[str, str]]
+
+
+@pytest.fixture(scope="module")
+def deployments() -> Iterator[tuple[Simulated, Simulated]]:
+    """The two simulated deployments, served for the module: no test changes them."""
+    with serving("small") as acme, serving("datetime_range", seed=1) as globex:
+        yield acme, globex
+
+
+def _environment(deployments: tuple[Simulated, Simulated], folder: Path) -> dict[str, str]:
+    acme, globex = deployments
+    config = folder / "agency.toml"
     config.write_text(ACCOUNTS.format(acme_url=acme.url, globex_url=globex.url))
-    for name in list(os.environ):
-        if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
-            monkeypatch.delenv(name, raising=False)
-    env = {
+    return {
         "CREDITLENS_CONFIG": str(config),
-        "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
-        "CREDITLENS_REPORTS_DIR": str(tmp_path / "reports"),
+        "CREDITLENS_WAREHOUSE": str(folder / "warehouse.duckdb"),
+        "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
         "CREDITLENS_MAX_RETRIES": "8",
         "ACME_KEY": acme.key,
         "GLOBEX_KEY": globex.key,
         "INITECH_KEY": REJECTED_KEY,
     }
+
+
+def _use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+            monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    yield acme, globex, env
+
+
+@pytest.fixture
+def agency(
+    deployments: tuple[Simulated, Simulated], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Agency:
+    """The agency's environment, with a warehouse of the test's own, and Dagster's runs in an
+    ephemeral instance: only the shared sync's is kept, for the files it leaves behind."""
+    env = _environment(deployments, tmp_path) | {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"}
+    _use(env, monkeypatch)
+    return *deployments, env
+
+
+@pytest.fixture(scope="module")
+def one_sync(
+    deployments: tuple[Simulated, Simulated], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, str], subprocess.CompletedProcess, SyncReport]:
+    """One `creditlens sync` of the three companies, through the command's entry point, and the
+    report the command made of it (read by a spy; the command runs as it always does): what it
+    said and what it recorded are two views of the same sync, so they share it."""
+    folder = tmp_path_factory.mktemp("agency")
+    env = _environment(deployments, folder)
+    reports: list[SyncReport] = []
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        real = sync_command.run_sync
+
+        def spy(*args: Any, **kwargs: Any) -> SyncReport:
+            reports.append(real(*args, **kwargs))
+            return reports[-1]
+
+        monkeypatch.setattr(sync_command, "run_sync", spy)
+        _use({}, monkeypatch)  # only the agency's variables, as a user's shell would have
+        result = cli_in_process("sync", env=env)
+    [report] = reports
+    return folder, env, result, report
 
 
 @pytest.mark.slow
 def test_two_companies_land_exactly_and_the_third_is_one_line(
-    agency: tuple[Simulated, Simulated, dict[str, str]], tmp_path: Path
+    deployments: tuple[Simulated, Simulated],
+    one_sync: tuple[Path, dict[str, str], subprocess.CompletedProcess, SyncReport],
 ) -> None:
-    acme, globex, env = agency
-    result = cli("sync", env=env)
+    acme, globex = deployments
+    tmp_path, env, result, _ = one_sync
     assert result.returncode == 1, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("creditlens:")]
     assert len(errors) == 1, result.stderr
@@ -108,8 +156,6 @@ def test_two_companies_land_exactly_and_the_third_is_one_line(
             assert not any(k.encode() in data for k in keys), f"a key is in {path}"
     assert not any(k in result.stdout + result.stderr for k in keys)
 
-    # The sync above is the real entry point's process and exit code; the commands that read
-    # what it left run the same entry point in-process.
     site = cli_in_process("report", env=env)
     assert site.returncode == 0, site.stderr
     for account in ("acme", "globex"):
@@ -122,9 +168,12 @@ def test_two_companies_land_exactly_and_the_third_is_one_line(
 
 @pytest.mark.slow
 def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
-    agency: tuple[Simulated, Simulated, dict[str, str]],
+    deployments: tuple[Simulated, Simulated],
+    one_sync: tuple[Path, dict[str, str], subprocess.CompletedProcess, SyncReport],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    report = run_sync(Settings.from_env(), None, None)
+    report = one_sync[3]  # the first sync's, the command's exit 1 shown above
     assert [f.account for f in report.failures()] == ["initech"]
     ledger = report.ledger.checks
     passed, _, synced = ledger["accounts_synced"]
@@ -138,7 +187,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert {"no_hidden_movements__acme", "no_hidden_movements__globex"} <= set(checks)
     assert "no_hidden_movements__initech" not in checks  # reconciled only where it landed
     assert [line.split(":", 1)[0] for line in summary_lines(report)] == ["acme", "globex"]
-    assert report.ledger_result("acme").landed == len(truth(agency[0]))
+    assert report.ledger_result("acme").landed == len(truth(deployments[0]))
     # The snapshots share the ledger's run and skip the account whose ledger failed in it.
     assert report.ledger.run_id == report.snapshots.run_id != report.reconciliation.run_id
     recorded = outcomes_of_sync(report.warehouse, report.sync_id, lock_timeout_s=60)
@@ -147,6 +196,11 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert initech == [("ledger", "failed"), *skipped]
     assert len(report.snapshot_results("acme")) == len(report.snapshot_results("globex")) == 4
 
+    copy_folder(one_sync[0], tmp_path)  # the next sync writes: a copy of the shared one
+    _use(
+        _environment(deployments, tmp_path) | {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"},
+        monkeypatch,
+    )
     only = run_sync(Settings.from_env(), None, None, accounts=["globex"])
     assert only.accounts == ("globex",) and not only.failures()
     assert set(only.reconciliation.checks) == {
@@ -156,9 +210,7 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
 
 
 @pytest.mark.slow
-def test_an_unknown_account_is_one_line(
-    agency: tuple[Simulated, Simulated, dict[str, str]],
-) -> None:
+def test_an_unknown_account_is_one_line(agency: Agency) -> None:
     result = cli_in_process("sync", "--account", "umbrella", env=agency[2])
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
@@ -179,9 +231,7 @@ def test_a_rate_limited_key_is_absorbed_without_a_failed_sync(
 
 
 @pytest.mark.slow
-def test_one_account_named_alone_fails_with_its_prefix_in_the_ledger_too(
-    agency: tuple[Simulated, Simulated, dict[str, str]],
-) -> None:
+def test_one_account_named_alone_fails_with_its_prefix_in_the_ledger_too(agency: Agency) -> None:
     """initech has no history discovery here: its key is refused by the ledger run, which
     still says which account it was when it is the run's only one."""
     result = cli_in_process("sync", "--account", "initech", env=agency[2])
