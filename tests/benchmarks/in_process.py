@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -27,14 +27,22 @@ class Ran:
 
 
 def run_main(
-    main: Callable[[list[str]], object], argv: list[str], capsys: pytest.CaptureFixture[str]
+    main: Callable[[list[str]], object],
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> Ran:
     """``main(argv)`` as its process would end: its return value, or the code it exits with (a
-    message given to SystemExit is printed to stderr, as the interpreter would, and means 1)."""
+    message given to SystemExit is printed to stderr, as the interpreter would, and means 1).
+    ``env``: the whole environment it runs in, as ``subprocess.run(env=...)`` gives a child."""
     saved_env, saved_argv = dict(os.environ), sys.argv
     root = logging.getLogger()
     saved_logging = (root.level, list(root.handlers))
     try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
         try:
             returned = main(argv)
             code = returned if isinstance(returned, int) else 0
