@@ -25,9 +25,10 @@ def test_ingestion_benchmark_runs_and_counts_agree(
     argv = ["--entries", "2000", "--skip-peer", "--floor-levels", "1,async2,procs2"]
     argv += ["--floor-repeats", "1", "--out", str(out)]
     argv += ["--history-days", "400"]  # still two API windows, fewer daily partitions
-    # Nothing here is timed: the first child fills the bytecode cache as it goes, and the
-    # warm-up import itself is proven by tests/benchmarks/test_network_smoke.py's daily run.
-    argv += ["--skip-warm-up"]
+    # Nothing here is timed: the first child fills the bytecode cache as it goes (the modules
+    # the warm-up import names are checked in tests/benchmarks/test_network_smoke.py), and the
+    # sync records its runs in an ephemeral Dagster instance, as tests/conftest.py's syncs do.
+    argv += ["--skip-warm-up", "--dagster-instance", "ephemeral"]
     done = run_main(main, argv, capsys)
     assert done.code == 0, done.out[-3000:] + done.err[-3000:]
     figures = json.loads(out.read_text())
