@@ -160,7 +160,8 @@ def test_accounts_file_syncs_every_account_in_one_process(run: Run) -> None:
 
 @pytest.mark.slow
 def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
-    figures, stdout = _run_child(tmp_path, "daily", *NEAR, "--history-days", "30", "--skip-warm-up")
+    options = ["--skip-warm-up", "--dagster-instance", "ephemeral"]
+    figures, stdout = _run_child(tmp_path, "daily", *NEAR, "--history-days", "30", *options)
     f = figures["figures"]
     (days,) = f["ranges"].values()
     first, last = days.split("..")
