@@ -27,6 +27,9 @@ def test_sync_phases_stamps_each_phase_of_a_real_sync(
 ) -> None:
     s = simulated("small")
     env = sync_environment(s.url, s.key, s.company, tmp_path, s.first_day)
+    # Runs recorded in an ephemeral instance, as tests/conftest.py's syncs are: the stamps are
+    # what is read, and the instance's phase is stamped either way.
+    env["CREDITLENS_DAGSTER_INSTANCE"] = "ephemeral"
     run_job = sync_command.run_job
     done = run_main(main, ["--since", s.first_day.isoformat()], capsys, env=env)
     assert sync_command.run_job is run_job  # the wrappers are gone again
