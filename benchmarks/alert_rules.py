@@ -80,12 +80,12 @@ def scenario(accounts: int, entries: int) -> Scenario:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=50)
     parser.add_argument("--entries", type=int, default=20_000)
     parser.add_argument("--keep", action="store_true", help="Keep the scratch directory.")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     info = announce()
     sim = Simulator(scenario(args.accounts, args.entries))
     keys = [(c.name, next(k.secret for k in c.keys if k.scope == "full")) for c in sim.companies]

@@ -86,7 +86,7 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=20)
     parser.add_argument("--entries", type=int, default=20_000)
@@ -98,7 +98,7 @@ def main() -> None:
         help="Days the entries spread over (a smoke run: fewer daily partitions to sync).",
     )
     parser.add_argument("--keep", action="store_true", help="Keep the scratch directory.")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     info = announce()
     sim = Simulator(scenario(args.accounts, args.entries, args.history_days))
     keys = [(c.name, next(k.secret for k in c.keys if k.scope == "full")) for c in sim.companies]

@@ -6,7 +6,8 @@ for a run whose instance dies with it; then on a persistent instance in a fresh 
 `creditlens sync` records its runs in by default), with Dagster's own SQLite storage and with the
 CLI's, which writes a batch of events in one transaction (pipelines.dagster_home.storage.py), both
 with the CLI's persistent settings (pipelines/cli/runner.py). Each setting runs in its own child
-process, so none inherits another's imports or instance.
+process, so none inherits another's imports or instance (``--one-child``, for a smoke run that
+times nothing, runs them all in one child, one after the other).
 
     python -m benchmarks.dagster_partition_events [--days 730] [--repeats 2]
 """
@@ -23,6 +24,7 @@ import time
 import warnings
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     BackfillPolicy,
@@ -94,15 +96,37 @@ def run_once(days: int, kind: str) -> float:
     return seconds
 
 
+def run_every_setting(days: int, repeats: int) -> dict[str, list[float]]:
+    """In one child (``--one-child``): each setting's runs in turn, its variables set for them as
+    ``measure`` sets them for a child of its own (Dagster reads them during a run)."""
+    times: dict[str, list[float]] = {}
+    for name, (kind, settings) in MODES.items():
+        for variable in EPHEMERAL_EVENT_SETTINGS:
+            os.environ.pop(variable, None)
+        os.environ.update(settings)
+        times[name] = [run_once(days, kind) for _ in range(repeats)]
+    return times
+
+
+def _child(days: int, *args: str, env: dict[str, str]) -> Any:
+    """A ``--child`` run's figures: the JSON of its last line."""
+    command = [sys.executable, "-m", "benchmarks.dagster_partition_events", "--child", str(days)]
+    done = subprocess.run([*command, *args], env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def measure(days: int, kind: str, settings: dict[str, str]) -> float:
     env = {k: v for k, v in os.environ.items() if k not in EPHEMERAL_EVENT_SETTINGS}
     env.update(settings)
-    command = [sys.executable, "-m", "benchmarks.dagster_partition_events", "--child", str(days)]
-    command += ["--kind", kind]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    figures = _child(days, "--kind", kind, env=env)
+    return float(figures["seconds"])
+
+
+def measure_in_one_child(days: int, repeats: int) -> dict[str, list[float]]:
+    figures = _child(days, "--every-setting", "--repeats", str(repeats), env=dict(os.environ))
+    return {name: [float(t) for t in times] for name, times in figures.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=730, help="daily partitions in the run")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each setting")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--one-child",
+        action="store_true",
+        help="every setting in one child process, one after the other (a smoke run: its times "
+        "are not figures, the later settings find Dagster imported)",
+    )
     parser.add_argument("--kind", default="ephemeral", help=argparse.SUPPRESS)
+    parser.add_argument("--every-setting", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    repeats = max(1, args.repeats)
+    if args.child and args.every_setting:
+        print(json.dumps(run_every_setting(args.child, repeats)))
+        return 0
     if args.child:
         print(json.dumps({"seconds": run_once(args.child, args.kind)}))
         return 0
@@ -119,8 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--days must be at least 1")
     load_start = os.getloadavg()
     best: dict[str, float] = {}
+    together = measure_in_one_child(args.days, repeats) if args.one_child else {}
     for name, (kind, settings) in MODES.items():
-        times = [measure(args.days, kind, settings) for _ in range(max(1, args.repeats))]
+        if args.one_child:
+            times = together[name]
+        else:
+            times = [measure(args.days, kind, settings) for _ in range(repeats)]
         best[name] = min(times)
         rounds = " / ".join(f"{t:.2f}" for t in times)
         print(f"{args.days} daily partitions, {name}: {best[name]:.2f}s (rounds {rounds})")

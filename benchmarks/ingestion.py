@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.contenders import (
+    INSTANCE_HELP,
     PEER_MAX_RSS_MB,
     Measured,
     best_by_level,
@@ -83,6 +84,7 @@ def measure_size(
     dlt_python: Path | None,
     history_days: int = HISTORY_DAYS,
     peer_max_rss_mb: float | None = PEER_MAX_RSS_MB,
+    instance: str | None = None,
 ) -> SizeResult:
     floor: list[Measured] = []
     peer: Measured | None = None
@@ -92,7 +94,7 @@ def measure_size(
         print(f"{prefix}simulator ready in {company.startup_s:.1f}s at {company.base_url}")
         floor += floor_round(company, levels, 1, workdir / "floor", prefix)
         creditlens, synced = measure_creditlens(
-            company, workdir / "creditlens", timeout_s=SYNC_TIMEOUT_S
+            company, workdir / "creditlens", timeout_s=SYNC_TIMEOUT_S, instance=instance
         )
         print(f"{prefix}creditlens sync: {creditlens.wall_s:.2f}s")
         if dlt_python is not None:
@@ -333,6 +335,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     parser.add_argument("--skip-warm-up", action="store_true", help=SKIP_WARM_UP_HELP)
+    parser.add_argument(
+        "--dagster-instance", choices=("persistent", "ephemeral"), help=INSTANCE_HELP
+    )
     return parser.parse_args(argv)
 
 
@@ -355,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                     dlt_python=dlt_python,
                     peer_max_rss_mb=args.peer_max_rss_mb,
                     history_days=args.history_days,
+                    instance=args.dagster_instance,
                 )
             )
     load = finish(info)

@@ -172,7 +172,7 @@ def growth(runs: list[SizeRun]) -> float | None:
     return ordered[-1].incremental_s / ordered[0].incremental_s
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--warehouse", type=Path, required=True, help="read only: it is copied")
     parser.add_argument("--account", default="acme")
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--copy-to", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.warehouse, args.account, args.lookback)))
         return

@@ -189,7 +189,7 @@ def print_table(runs: list[ModeRun]) -> None:
         )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     from pipelines.reconciliation.slices import SLICE_ENTRIES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -202,7 +202,7 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--digest", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--copy-to", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     slice_entries = None if args.slice_entries == "whole" else int(args.slice_entries)
     if args.child:
         print(json.dumps(child(args.warehouse, args.account, slice_entries)))

@@ -238,22 +238,39 @@ def dlt_problems(dlt: Measured | None, entries: int) -> list[str]:
 
 # --- creditlens ------------------------------------------------------------------------------
 
+INSTANCE_ENV = "CREDITLENS_DAGSTER_INSTANCE"
+INSTANCE_HELP = (
+    "where each sync records its runs (default: the product's, a persistent instance beside the "
+    "warehouse, as a user's first run has it); ephemeral keeps nothing, for a smoke run whose "
+    "figures are not read"
+)
 
-def sync_env(platform: SimulatedPlatform, workdir: Path, concurrency: int | None) -> dict[str, str]:
-    """One account: the CREDITLENS_* variables as a user sets them; several: an accounts file."""
+
+def sync_env(
+    platform: SimulatedPlatform,
+    workdir: Path,
+    concurrency: int | None,
+    instance: str | None = None,
+) -> dict[str, str]:
+    """One account: the CREDITLENS_* variables as a user sets them; several: an accounts file.
+    ``instance``: the Dagster instance's kind, when not the product's default."""
     names = platform.companies
     if len(names) == 1:
         company = platform.company(names[0], "creditlens")
-        return company_env(company, workdir)
+        return company_env(company, workdir, instance)
     accounts = [(name, platform.keys[name]["creditlens"]) for name in names]
-    return accounts_environment(
+    env = accounts_environment(
         platform.base_url, accounts, workdir, platform.first, concurrency=concurrency or len(names)
     )
+    return env | ({INSTANCE_ENV: instance} if instance else {})
 
 
-def company_env(company: SimulatedCompany, workdir: Path) -> dict[str, str]:
+def company_env(
+    company: SimulatedCompany, workdir: Path, instance: str | None = None
+) -> dict[str, str]:
     """One company's sync, configured by the CREDITLENS_* variables alone."""
-    return sync_environment(company.base_url, company.key, company.account, workdir, company.first)
+    env = sync_environment(company.base_url, company.key, company.account, workdir, company.first)
+    return env | ({INSTANCE_ENV: instance} if instance else {})
 
 
 def whole_range(company: SimulatedCompany | SimulatedPlatform) -> list[str]:
@@ -262,11 +279,11 @@ def whole_range(company: SimulatedCompany | SimulatedPlatform) -> list[str]:
 
 
 def measure_creditlens(
-    company: SimulatedCompany, workdir: Path, *, timeout_s: float
+    company: SimulatedCompany, workdir: Path, *, timeout_s: float, instance: str | None = None
 ) -> tuple[Measured, Synced]:
     """`creditlens sync` of the company's whole history into a fresh warehouse, as a user runs
     it: the whole process timed, its ledger step (``inner_s``) read from its summary line."""
-    env = company_env(company, workdir)
+    env = company_env(company, workdir, instance)
     run = run_sync(env, workdir, whole_range(company), timeout_s=timeout_s)
     result = read_sync(run, workdir, [company.account])
     line = result.line(company.account, single=True)

@@ -38,7 +38,7 @@ def accounts(args: argparse.Namespace, scratch: Path) -> Report:
         slowest = max(floors, key=lambda name: floors[name])
         print(f"slowest account's rate floor {floors[slowest]:.1f}s ({slowest})")
         workdir = scratch / "creditlens"
-        env = sync_env(platform, workdir, args.account_concurrency)
+        env = sync_env(platform, workdir, args.account_concurrency, args.dagster_instance)
         since = whole_range(platform)
         run = run_sync(env, workdir, since, timeout_s=args.sync_timeout_s, phases=bool(args.phases))
         print(f"creditlens sync of {len(names)} accounts: {run.wall_s:.2f}s")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import benchmarks.network
-from benchmarks.harness.contenders import PEER_MAX_RSS_MB, floor_levels
+from benchmarks.harness.contenders import INSTANCE_HELP, PEER_MAX_RSS_MB, floor_levels
 from benchmarks.harness.machine import (
     DEFAULT_NOW,
     SKIP_WARM_UP_HELP,
@@ -69,6 +69,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the round trip every request takes (default 80)",
     )
     common.add_argument("--sync-timeout-s", type=float, default=SYNC_TIMEOUT_S)
+    common.add_argument(
+        "--dagster-instance", choices=("persistent", "ephemeral"), help=INSTANCE_HELP
+    )
     limited = argparse.ArgumentParser(add_help=False)
     limited.add_argument("--burst", type=_whole, help="the bucket's size (default: one second's)")
     commands = parser.add_subparsers(dest="benchmark", required=True)

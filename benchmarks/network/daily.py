@@ -31,7 +31,7 @@ def daily(args: argparse.Namespace, scratch: Path) -> Report:
     with serving(
         args, scratch, names, ("creditlens", "floor"), None, days_before=1, said=" (backfill)"
     ) as platform:
-        env = sync_env(platform, workdir, args.account_concurrency)
+        env = sync_env(platform, workdir, args.account_concurrency, args.dagster_instance)
         env["CREDITLENS_LOOKBACK_DAYS"] = str(args.lookback_days)
         since = whole_range(platform)
         backfill = run_sync(env, workdir, since, timeout_s=args.sync_timeout_s, name="backfill")

@@ -46,7 +46,7 @@ def rate_limited(args: argparse.Namespace, scratch: Path) -> Report:
         peer_max_s = args.peer_max_s or max(PEER_MIN_S, PEER_FLOORS * floor_s)
         print(f"{entries} entries, {needed} requests needed: rate floor {floor_s:.1f}s")
         workdir = scratch / "creditlens"
-        env = sync_env(platform, workdir, None)
+        env = sync_env(platform, workdir, None, args.dagster_instance)
 
         def creditlens() -> ChildRun:
             return run_sync(env, workdir, whole_range(platform), timeout_s=args.sync_timeout_s)

@@ -47,7 +47,7 @@ def unlimited(args: argparse.Namespace, scratch: Path) -> Report:
         for round_ in range(1, args.floor_repeats + 1):
             floor += floor_round(reader, args.floor_levels, round_, scratch / "floor")
         workdir = scratch / "creditlens"
-        env = sync_env(platform, workdir, None)
+        env = sync_env(platform, workdir, None, args.dagster_instance)
         run = run_sync(env, workdir, whole_range(platform), timeout_s=args.sync_timeout_s)
         print(f"creditlens sync: {run.wall_s:.2f}s")
         traffic = platform.traffic()

@@ -1,31 +1,30 @@
-"""The analyst-copy benchmark still syncs and times each kind of publish (no timing assertions)."""
+"""The analyst-copy benchmark still syncs and times each kind of publish (no timing assertions).
+
+Its ``main`` runs in this process (tests/benchmarks/in_process.py): the benchmark syncs and
+publishes in its own process, a child of the test's would only import Dagster again.
+"""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchmarks.analyst_copy import main
+from tests.benchmarks.in_process import run_main
 
 
 @pytest.mark.slow
-def test_analyst_copy_benchmark_times_each_publish_beside_the_whole_file_copy() -> None:
-    done = subprocess.run(
-        # 45 days: still two months, so a changed day rewrites its month's part and not the
-        # other's, with an eighth of a year's daily partitions to sync.
-        [sys.executable, "-m", "benchmarks.analyst_copy", "--accounts", "2", "--entries", "300",
-         "--repeats", "1", "--history-days", "45"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    out = done.stdout
+def test_analyst_copy_benchmark_times_each_publish_beside_the_whole_file_copy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 45 days: still two months, so a changed day rewrites its month's part and not the other's,
+    # with an eighth of a year's daily partitions to sync.
+    argv = ["--accounts", "2", "--entries", "300", "--repeats", "1", "--history-days", "45"]
+    done = run_main(main, argv, capsys)
+    assert done.code == 0, done.out[-2000:] + done.err[-2000:]
+    out = done.out
     assert re.search(r"whole-file copy \(before\): [\d.]+s", out), out
     assert re.search(r"nothing changed: [\d.]+s \([\d.]+x the copy\)", out), out
     assert re.search(r"one account's day changed: .*, 1 parts rewritten\)", out), out

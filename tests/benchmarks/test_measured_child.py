@@ -55,3 +55,25 @@ def test_a_child_within_its_bound_runs_to_the_end(tmp_path: Path) -> None:
     ).check("small")
     assert run.stdout.strip() == "done"
     assert 0 < run.peak_rss_mb < 2_000
+
+
+HOLDER = (
+    "import subprocess, sys\n"
+    "grandchild = 'import time; block = bytearray(150 * 1024 * 1024); time.sleep(1)'\n"
+    "subprocess.run([sys.executable, '-c', grandchild], check=True)\n"
+)
+
+
+def test_the_tree_peak_counts_a_grandchild_the_parent_waits_for(tmp_path: Path) -> None:
+    """The sampler reads each process's parent once, when it appears: a process started after
+    the first sample, two levels down, is still found and its memory counted."""
+    run = run_child(
+        [sys.executable, "-c", HOLDER],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timeout_s=60,
+        log_dir=tmp_path,
+        name="holder",
+    ).check("holder")
+    assert run.tree_peak_rss_mb > 150
+    assert run.peak_rss_mb >= run.tree_peak_rss_mb

@@ -6,13 +6,19 @@ server's own count of requests backs the floor's arithmetic.
 
 The sync children are what each run proves, and they stay children. The benchmark's own process
 around them is not: one run (``daily``) goes through `python -m benchmarks.network` as a user
-types it, with the warm-up import that fills the bytecode cache; the others call the same
-``main`` in this process (same parsing, output and exit code) with ``--skip-warm-up``, sparing
-an interpreter start and a Dagster import each that prove nothing the first run does not.
+types it; the others call the same ``main`` in this process (same parsing, output and exit
+code), sparing an interpreter start each that proves nothing the first run does not. No run
+takes the warm-up import that fills the bytecode cache (``--skip-warm-up``: a smoke times
+nothing, and its first child fills the cache as it goes); the modules it names are checked below,
+and every sync child imports them. The daily run's two syncs record their runs in the product's
+default, a persistent Dagster instance beside the warehouse; the others' in an ephemeral one
+(``--dagster-instance ephemeral``, a second less a sync), as tests/conftest.py's syncs do: what
+they prove is the benchmark's counts, not the instance.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import subprocess
@@ -25,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.harness.machine import PYCACHE
+from benchmarks.harness.machine import PYCACHE, WARM_IMPORTS
 from benchmarks.network.cli import main
 from benchmarks.network.phases import phases
 from benchmarks.peers.creditlens_sync import accounts_environment, ledger_lines
@@ -63,7 +69,8 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.
 
     def run_main(*args: str) -> tuple[dict[str, Any], str]:
         out = tmp_path / "figures.json"
-        code = main([*args, "--skip-warm-up", "--sync-timeout-s", "240", "--out", str(out)])
+        options = ["--skip-warm-up", "--dagster-instance", "ephemeral", "--sync-timeout-s", "240"]
+        code = main([*args, *options, "--out", str(out)])
         captured = capsys.readouterr()
         assert code == 0, captured.out[-3000:] + captured.err[-3000:]
         return _figures(out, captured.out), captured.out
@@ -153,7 +160,8 @@ def test_accounts_file_syncs_every_account_in_one_process(run: Run) -> None:
 
 @pytest.mark.slow
 def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
-    figures, stdout = _run_child(tmp_path, "daily", *NEAR, "--history-days", "30")
+    options = ["--skip-warm-up", "--dagster-instance", "ephemeral"]
+    figures, stdout = _run_child(tmp_path, "daily", *NEAR, "--history-days", "30", *options)
     f = figures["figures"]
     (days,) = f["ranges"].values()
     first, last = days.split("..")
@@ -161,6 +169,18 @@ def test_daily_reads_the_lookback_and_lists_the_phases(tmp_path: Path) -> None:
     assert {"stage_windows", "land_ledgers", "land_snapshots"} <= {p["phase"] for p in f["phases"]}
     assert f["warehouse_entries"] > f["daily_entries_fetched"] > 0
     assert "phases of the daily sync" in stdout
+
+
+def test_the_warm_up_imports_modules_that_exist() -> None:
+    """What a measured run imports before its children start (the smokes skip it): one import
+    statement of modules that are there, each imported by every sync child as well."""
+    statements = ast.parse(WARM_IMPORTS).body
+    assert [type(node) for node in statements] == [ast.Import]
+    names = [
+        alias.name for node in statements if isinstance(node, ast.Import) for alias in node.names
+    ]
+    assert "pipelines.cli.sync_command" in names
+    assert all(importlib.util.find_spec(name) is not None for name in names), names
 
 
 def test_accounts_file_names_each_key_variable_and_holds_no_key(tmp_path: Path) -> None:

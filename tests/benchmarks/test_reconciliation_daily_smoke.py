@@ -2,35 +2,34 @@
 
 It also proves what it compares: the step it times is an incremental pass, and that pass wrote
 the same rows as a full one; the original warehouse is left untouched. The run's children make
-it ``slow``; the growth figure it reports is read here in the inner loop.
+it ``slow`` (the copies and each size's reconciliation; the benchmark's own ``main`` runs in
+this process, tests/benchmarks/in_process.py, where it only starts them and prints); the growth
+figure it reports is read here in the inner loop.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from benchmarks.reconciliation_daily import SizeRun, growth
+from benchmarks.reconciliation_daily import SizeRun, growth, main
+from tests.benchmarks.in_process import bytecode_cached, run_main
 from tests.benchmarks.test_reconciliation_memory_smoke import _warehouse
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(tmp_path: Path) -> None:
+def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     original = _warehouse(tmp_path / "warehouse.duckdb")
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
     out = tmp_path / "figures.json"
-    command = [sys.executable, "-m", "benchmarks.reconciliation_daily"]
-    command += ["--warehouse", str(original), "--entries", "60,120", "--lookback", "2"]
-    command += ["--out", str(out)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    argv = ["--warehouse", str(original), "--entries", "60,120", "--lookback", "2"]
+    done = run_main(main, [*argv, "--out", str(out)], capsys, env=bytecode_cached())
+    assert done.code == 0, done.out[-3000:] + done.err[-3000:]
     figures = json.loads(out.read_text())
     assert figures["problems"] == []
     runs = {r["size"]: r for r in figures["runs"]}
@@ -40,7 +39,7 @@ def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(tmp_path: 
         assert run["pass_kind"].startswith("incremental from ")
     assert runs[120]["pass_kind"] == "incremental from 2025-01-10"  # 12 days, lookback 2
     assert figures["incremental_growth"] is not None
-    assert "target within 1.2x" in done.stdout and "load average" in done.stdout
+    assert "target within 1.2x" in done.out and "load average" in done.out
     assert hashlib.sha256(original.read_bytes()).hexdigest() == fingerprint
 
 

@@ -1,26 +1,26 @@
 """The reconciliation memory benchmark still runs: tiny N, both modes, no timing assertions.
 
 It also proves the benchmark compares like with like: both modes reconcile the same entries of
-their own copies and write the same rows, and the original warehouse is left untouched.
+their own copies and write the same rows, and the original warehouse is left untouched. Each
+mode's reconciliation, the copies and the digests stay children; the benchmark's own ``main``
+runs in this process (tests/benchmarks/in_process.py), where it only starts them and prints.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from benchmarks.reconciliation_memory import main
 from pipelines.warehouse.writer import Warehouse
+from tests.benchmarks.in_process import bytecode_cached, run_main
 from tests.reconciliation.warehouse_ledgers import land_ledger, land_snapshots
 from tests.transforms.ledgers import Chain, ledger_frame
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _warehouse(path: Path) -> Path:
@@ -37,15 +37,15 @@ def _warehouse(path: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_reconciliation_memory_benchmark_runs_and_modes_agree(tmp_path: Path) -> None:
+def test_reconciliation_memory_benchmark_runs_and_modes_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     original = _warehouse(tmp_path / "warehouse.duckdb")
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
     out = tmp_path / "figures.json"
-    command = [sys.executable, "-m", "benchmarks.reconciliation_memory"]
-    command += ["--warehouse", str(original), "--entries", "60,120", "--slice-entries", "10"]
-    command += ["--out", str(out)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    argv = ["--warehouse", str(original), "--entries", "60,120", "--slice-entries", "10"]
+    done = run_main(main, [*argv, "--out", str(out)], capsys, env=bytecode_cached())
+    assert done.code == 0, done.out[-3000:] + done.err[-3000:]
     figures = json.loads(out.read_text())
     assert figures["problems"] == []
     runs = {(r["size"], r["mode"]): r for r in figures["runs"]}
@@ -58,6 +58,6 @@ def test_reconciliation_memory_benchmark_runs_and_modes_agree(tmp_path: Path) ->
     assert runs[(60, "sliced")]["continuity_breaks"] == 1  # the first 6 days hold one gap
     assert runs[(120, "sliced")]["continuity_breaks"] == 2
     assert set(figures["growth_exponent"]) == {"whole", "sliced"}
-    assert "peak RSS MB" in done.stdout and "identical in both modes: yes" in done.stdout
-    assert "load average (1, 5, 15 min): " in done.stdout
+    assert "peak RSS MB" in done.out and "identical in both modes: yes" in done.out
+    assert "load average (1, 5, 15 min): " in done.out
     assert hashlib.sha256(original.read_bytes()).hexdigest() == fingerprint
