@@ -25,6 +25,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from pydantic import SecretStr
 
+from benchmarks.harness.machine import use_bytecode_cache
 from pipelines.api.client import PlatformClient
 from pipelines.api.options import ApiSettings
 from pipelines.config.settings import Settings
@@ -43,6 +44,11 @@ hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Where PYTHONDONTWRITEBYTECODE is set (as on the machine image this suite grew on), every
+    # interpreter the suite starts, each worker and each `python -m pipelines.cli` child, compiled
+    # the repository's 300-odd modules from source: 0.2 CPU-s a child. They get the bytecode an
+    # installed package has, from a cache outside the repository, as the benchmarks' children do.
+    use_bytecode_cache(warm=False)
     inner_loop = "not slow" in (config.option.markexpr or "")
     default = "dev" if inner_loop else "ci"
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or default)
