@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,18 +26,23 @@ GROW = (
 )
 
 
+def _python(tmp_path: Path, code: str, name: str, **bounds: Any) -> Any:
+    """``python -c CODE`` run and measured as a benchmark runs its children."""
+    return run_child(
+        [sys.executable, "-c", code],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timeout_s=60,
+        log_dir=tmp_path,
+        name=name,
+        **bounds,
+    )
+
+
 def test_a_child_past_its_memory_bound_is_killed_with_its_figures(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(ChildOverMemory) as over:
-        run_child(
-            [sys.executable, "-c", GROW],
-            env=dict(os.environ),
-            cwd=tmp_path,
-            timeout_s=60,
-            log_dir=tmp_path,
-            name="grower",
-            max_rss_mb=200,
-        )
+        _python(tmp_path, GROW, "grower", max_rss_mb=200)
     assert time.monotonic() - started < 20  # stopped at the bound, not at the end of its sleep
     assert over.value.peak_rss_mb > 200
     assert 0 < over.value.wall_s < 20
@@ -44,15 +50,7 @@ def test_a_child_past_its_memory_bound_is_killed_with_its_figures(tmp_path: Path
 
 
 def test_a_child_within_its_bound_runs_to_the_end(tmp_path: Path) -> None:
-    run = run_child(
-        [sys.executable, "-c", "print('done')"],
-        env=dict(os.environ),
-        cwd=tmp_path,
-        timeout_s=60,
-        log_dir=tmp_path,
-        name="small",
-        max_rss_mb=2_000,
-    ).check("small")
+    run = _python(tmp_path, "print('done')", "small", max_rss_mb=2_000).check("small")
     assert run.stdout.strip() == "done"
     assert 0 < run.peak_rss_mb < 2_000
 
@@ -67,13 +65,6 @@ HOLDER = (
 def test_the_tree_peak_counts_a_grandchild_the_parent_waits_for(tmp_path: Path) -> None:
     """The sampler reads each process's parent once, when it appears: a process started after
     the first sample, two levels down, is still found and its memory counted."""
-    run = run_child(
-        [sys.executable, "-c", HOLDER],
-        env=dict(os.environ),
-        cwd=tmp_path,
-        timeout_s=60,
-        log_dir=tmp_path,
-        name="holder",
-    ).check("holder")
+    run = _python(tmp_path, HOLDER, "holder").check("holder")
     assert run.tree_peak_rss_mb > 150
     assert run.peak_rss_mb >= run.tree_peak_rss_mb
