@@ -262,7 +262,7 @@ def sync_env(
     env = accounts_environment(
         platform.base_url, accounts, workdir, platform.first, concurrency=concurrency or len(names)
     )
-    return env | ({INSTANCE_ENV: instance} if instance else {})
+    return _recorded_in(env, instance)
 
 
 def company_env(
@@ -270,6 +270,11 @@ def company_env(
 ) -> dict[str, str]:
     """One company's sync, configured by the CREDITLENS_* variables alone."""
     env = sync_environment(company.base_url, company.key, company.account, workdir, company.first)
+    return _recorded_in(env, instance)
+
+
+def _recorded_in(env: dict[str, str], instance: str | None) -> dict[str, str]:
+    """``env`` with the Dagster instance's kind, when one is asked for instead of the default."""
     return env | ({INSTANCE_ENV: instance} if instance else {})
 
 

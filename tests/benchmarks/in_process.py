@@ -7,10 +7,7 @@ changes of this process is undone after it: the environment (a benchmark exports
 for its children, or for the sync it runs in process), ``sys.argv`` and the root logger (a sync
 run through the CLI configures it).
 
-``bytecode_cached`` is this process's environment with the bytecode cache the benchmarks give
-their children (benchmarks/harness/machine.py): where the tests run with PYTHONDONTWRITEBYTECODE,
-a child would otherwise compile the repository's modules from source, 0.2 CPU-s each, as no
-installed package's child does.
+The children read compiled bytecode from the cache the whole suite uses (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -22,14 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pytest
-
-from benchmarks.harness.machine import PYCACHE
-
-
-def bytecode_cached() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
-    return env
 
 
 @dataclass(frozen=True)

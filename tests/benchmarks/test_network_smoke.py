@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.harness.machine import PYCACHE, WARM_IMPORTS
+from benchmarks.harness.machine import WARM_IMPORTS
 from benchmarks.network.cli import main
 from benchmarks.network.phases import phases
 from benchmarks.peers.creditlens_sync import accounts_environment, ledger_lines
@@ -61,11 +61,9 @@ Run = Callable[..., tuple[dict[str, Any], str]]
 
 
 @pytest.fixture
-def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
-    """``main`` in this process: the bytecode-cache variables it sets are undone after the test,
-    and the sync's bound is the child run's 240 s."""
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(PYCACHE))
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``main`` in this process (its children read the suite's bytecode cache, tests/conftest.py);
+    the sync's bound is the child run's 240 s."""
 
     def run_main(*args: str) -> tuple[dict[str, Any], str]:
         out = tmp_path / "figures.json"

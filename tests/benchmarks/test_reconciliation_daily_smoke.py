@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.reconciliation_daily import SizeRun, growth, main
-from tests.benchmarks.in_process import bytecode_cached, run_main
+from tests.benchmarks.in_process import run_main
 from tests.benchmarks.test_reconciliation_memory_smoke import _warehouse
 
 
@@ -28,7 +28,7 @@ def test_daily_reconciliation_benchmark_runs_incrementally_and_agrees(
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
     out = tmp_path / "figures.json"
     argv = ["--warehouse", str(original), "--entries", "60,120", "--lookback", "2"]
-    done = run_main(main, [*argv, "--out", str(out)], capsys, env=bytecode_cached())
+    done = run_main(main, [*argv, "--out", str(out)], capsys)
     assert done.code == 0, done.out[-3000:] + done.err[-3000:]
     figures = json.loads(out.read_text())
     assert figures["problems"] == []

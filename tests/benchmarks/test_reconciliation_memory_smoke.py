@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks.reconciliation_memory import main
 from pipelines.warehouse.writer import Warehouse
-from tests.benchmarks.in_process import bytecode_cached, run_main
+from tests.benchmarks.in_process import run_main
 from tests.reconciliation.warehouse_ledgers import land_ledger, land_snapshots
 from tests.transforms.ledgers import Chain, ledger_frame
 
@@ -44,7 +44,7 @@ def test_reconciliation_memory_benchmark_runs_and_modes_agree(
     fingerprint = hashlib.sha256(original.read_bytes()).hexdigest()
     out = tmp_path / "figures.json"
     argv = ["--warehouse", str(original), "--entries", "60,120", "--slice-entries", "10"]
-    done = run_main(main, [*argv, "--out", str(out)], capsys, env=bytecode_cached())
+    done = run_main(main, [*argv, "--out", str(out)], capsys)
     assert done.code == 0, done.out[-3000:] + done.err[-3000:]
     figures = json.loads(out.read_text())
     assert figures["problems"] == []

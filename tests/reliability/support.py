@@ -4,6 +4,7 @@ checks that a warehouse or an analyst copy is whole."""
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import shutil
@@ -45,7 +46,12 @@ FAST_RETRIES = {
 FAULT_DELAY_S = 5.0
 
 
-_migrated: list[Path] = []
+@functools.cache
+def _migrated() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="migrated-"))
+    atexit.register(shutil.rmtree, folder, True)
+    Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).ensure()
+    return folder / "warehouse.duckdb"
 
 
 def empty_warehouse_at(path: Path) -> None:
@@ -53,13 +59,8 @@ def empty_warehouse_at(path: Path) -> None:
     made once per test process (~0.5 CPU-s of migrations) and copied. For the tests whose claim
     is about what the API sends (faults, hostile answers), where a sync creating the file first
     proves nothing more; the first sync's own creation of a warehouse is tested elsewhere."""
-    if not _migrated:
-        folder = Path(tempfile.mkdtemp(prefix="migrated-"))
-        atexit.register(shutil.rmtree, folder, True)
-        Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).ensure()
-        _migrated.append(folder / "warehouse.duckdb")
     path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_migrated[0], path)
+    shutil.copyfile(_migrated(), path)
 
 
 def analyst_copy(settings: Settings) -> Path:
