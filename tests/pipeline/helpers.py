@@ -10,14 +10,29 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pytest
 
 from tests.conftest import Simulated, sync_into
 
-__all__ = ["cli", "cli_in_process", "copy_folder", "landed", "sync_into", "table", "truth"]
+if TYPE_CHECKING:
+    from pipelines.cli.sync_report import SyncReport
+
+__all__ = [
+    "cli",
+    "cli_in_process",
+    "copy_folder",
+    "landed",
+    "sync_into",
+    "sync_reports",
+    "table",
+    "truth",
+]
 
 LEDGER_COLUMNS = (
     "strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z', entry_type, amount, "
@@ -123,6 +138,25 @@ def cli_in_process(
         stream.flush()
         texts.append(stream.buffer.getvalue().decode(encoding))  # type: ignore[attr-defined]
     return subprocess.CompletedProcess(["creditlens", *args], code, *texts)
+
+
+@contextlib.contextmanager
+def sync_reports() -> Iterator[list[SyncReport]]:
+    """The reports of the syncs a command runs inside the block, read as they are returned: the
+    command runs as it always does, and a test reads both what it said and what it recorded of
+    the same sync."""
+    from pipelines.cli import sync_command  # Dagster: only for the tests that sync
+
+    reports: list[SyncReport] = []
+    real = sync_command.run_sync
+
+    def spy(*args: Any, **kwargs: Any) -> SyncReport:
+        reports.append(real(*args, **kwargs))
+        return reports[-1]
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(sync_command, "run_sync", spy)
+        yield reports
 
 
 def copy_folder(source: Path, target: Path) -> None:

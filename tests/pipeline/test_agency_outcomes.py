@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
 
 from dashboards import paths
-from pipelines.cli import sync_command
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
@@ -33,7 +31,7 @@ from pipelines.warehouse.writer import StagedDerived, Warehouse
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
-from tests.pipeline.helpers import cli_in_process, copy_folder, table
+from tests.pipeline.helpers import cli_in_process, copy_folder, sync_reports, table
 from tests.pipeline.scenarios import quiet_at_zero_2y
 
 ACCOUNTS = """
@@ -139,15 +137,7 @@ def rejected(
     of it (read by a spy; the command runs as it always does): what it said and what its checks
     recorded are two views of the same sync, so the tests of each share it."""
     agency = _agency(simulators, tmp_path_factory.mktemp("agency") / "rejected", rejected=True)
-    reports: list[SyncReport] = []
-    real = sync_command.run_sync
-
-    def spy(*args: Any, **kwargs: Any) -> SyncReport:
-        reports.append(real(*args, **kwargs))
-        return reports[-1]
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(sync_command, "run_sync", spy)
+    with sync_reports() as reports:
         result = run(agency, "sync")
     [report] = reports
     return agency, result, report

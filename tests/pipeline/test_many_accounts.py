@@ -12,20 +12,18 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
 
 from dashboards import paths
-from pipelines.cli import sync_command
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
 from pipelines.warehouse.outcomes import outcomes_of_sync
 from simulator import NetworkSpec
 from tests.conftest import Simulated, serving
-from tests.pipeline.helpers import cli_in_process, copy_folder, landed, truth
+from tests.pipeline.helpers import cli_in_process, copy_folder, landed, sync_reports, truth
 
 Start = Callable[..., Simulated]
 
@@ -106,15 +104,7 @@ def one_sync(
     said and what it recorded are two views of the same sync, so they share it."""
     folder = tmp_path_factory.mktemp("agency")
     env = _environment(deployments, folder)
-    reports: list[SyncReport] = []
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        real = sync_command.run_sync
-
-        def spy(*args: Any, **kwargs: Any) -> SyncReport:
-            reports.append(real(*args, **kwargs))
-            return reports[-1]
-
-        monkeypatch.setattr(sync_command, "run_sync", spy)
+    with sync_reports() as reports, pytest.MonkeyPatch.context() as monkeypatch:
         _use({}, monkeypatch)  # only the agency's variables, as a user's shell would have
         result = cli_in_process("sync", env=env)
     [report] = reports
