@@ -95,6 +95,8 @@ class Manifest:
 
     generation: int = 0
     views: str = ""  # the digest of the views file's statements, which name every file
+    catalog: str = ""  # the same without the files (analyst_views.catalog_digest)
+    views_file: str = ""  # the views file this manifest describes (``file_identity``)
     shapes: dict[str, str] = field(default_factory=dict)
     parts: dict[str, dict[str, Part]] = field(default_factory=dict)
 
@@ -106,6 +108,8 @@ class Manifest:
             {
                 "generation": self.generation,
                 "views": self.views,
+                "catalog": self.catalog,
+                "views_file": self.views_file,
                 "shapes": self.shapes,
                 "parts": {
                     table: {
@@ -129,6 +133,8 @@ def load_manifest(folder: Path) -> Manifest:
         return Manifest(
             generation=int(data["generation"]),
             views=str(data.get("views", "")),
+            catalog=str(data.get("catalog", "")),
+            views_file=str(data.get("views_file", "")),
             shapes=dict(data["shapes"]),
             parts={
                 table: {
@@ -143,6 +149,17 @@ def load_manifest(folder: Path) -> Manifest:
 
 def _part(data: dict[str, Any]) -> Part:
     return Part(int(data["rows"]), str(data["checksum"]), tuple(data["files"]), int(data["bytes"]))
+
+
+def file_identity(path: Path) -> str:
+    """Which file is at ``path``: its inode, size and time of last change. A publish that
+    crashed after renaming its views file but before its manifest leaves a file the manifest
+    does not describe; this tells, so the next publish writes that file whole."""
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def save_manifest(folder: Path, manifest: Manifest) -> None:

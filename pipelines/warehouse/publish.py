@@ -28,7 +28,15 @@ import duckdb
 from pipelines.runtime.failpoints import failpoint
 from pipelines.runtime.processes import process_alive
 from pipelines.warehouse import analyst_parts as parts
-from pipelines.warehouse.analyst_views import digest, statements, write_views
+from pipelines.warehouse.analyst_views import (
+    catalog_digest,
+    digest,
+    rewrite_views,
+    statements,
+    table_files,
+    table_statements,
+    write_views,
+)
 from pipelines.warehouse.connection import connect
 from pipelines.warehouse.disk import DiskFull, free_bytes, is_disk_full, size_text
 from pipelines.warehouse.errors import WarehouseError
@@ -51,12 +59,15 @@ def analyst_parquet_dir(target: Path) -> Path:
 
 @dataclass(frozen=True)
 class Published:
-    """What one publish did: the parts it wrote again, those it kept, the files it deleted."""
+    """What one publish did: the parts it wrote again, those it kept, the files it deleted, and
+    the tables whose views it replaced in a copy of the previous views file (None: written
+    whole, or not at all)."""
 
     target: Path
     rewritten: int
     unchanged: int
     deleted: int
+    replaced: tuple[str, ...] | None = None
 
 
 class _Once:
@@ -207,21 +218,30 @@ def _publish(
                 new.parts[table.name][key] = parts.Part(count, checksum, names, size)
     sql = statements(folder, new, tables, views)
     new.views = digest(sql)
+    new.catalog = catalog_digest(folder, tables, views)
     rewritten = sum(len(d) for d in due.values())
     unchanged = sum(len(p) for p in new.parts.values()) - rewritten
     if not rewritten and new.views == old.views and target.exists():
         return Published(target, 0, unchanged, 0)  # nothing to write: the copy is current
     for name in written:
         parts.fsync_path(folder / name)
-    write_views(partial, sql)
+    replaced = None
+    if old.catalog == new.catalog and old.views_file == parts.file_identity(target) != "":
+        # The previous views file is the one the old manifest describes, for this catalog.
+        moved = [t for t in tables if table_files(old, t.name) != table_files(new, t.name)]
+        rewrite_views(partial, target, [s for t in moved for s in table_statements(folder, new, t)])
+        replaced = tuple(t.name for t in moved)
+    else:
+        write_views(partial, sql)
     parts.fsync_path(partial)
     failpoint("publish")
     os.replace(partial, target)
     attempt.named = True  # the copy names them now: no later failure removes them
     parts.fsync_path(target.parent)  # the rename itself
+    new.views_file = parts.file_identity(target)
     parts.save_manifest(folder, new)
     deleted = parts.sweep(folder, new.files() | old.files())
-    return Published(target, rewritten, unchanged, deleted)
+    return Published(target, rewritten, unchanged, deleted, replaced)
 
 
 def _check_room(

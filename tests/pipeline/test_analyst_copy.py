@@ -7,6 +7,7 @@ module; each test changes it only by appending, as the pipeline does.
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -101,13 +102,19 @@ def test_the_copy_has_every_table_and_view_with_the_same_columns_types_and_rows(
     assert rows(warehouse.analyst_copy, "ledger_entries")  # not vacuously equal
 
 
-def test_the_views_file_is_in_the_storage_format_duckdb_1_4_opens(warehouse: Warehouse) -> None:
+def _storage_version(path: Path) -> str:
     with duckdb.connect() as con:
-        con.execute(f"ATTACH '{warehouse.analyst_copy}' AS copy (READ_ONLY)")
-        version = con.execute(
+        con.execute(f"ATTACH '{path}' AS copy (READ_ONLY)")
+        found = con.execute(
             "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'copy'"
         ).fetchone()
-    assert version is not None and str(version[0]).startswith(STORAGE_VERSION[:4]), version
+    assert found is not None
+    return str(found[0])
+
+
+def test_the_views_file_is_in_the_storage_format_duckdb_1_4_opens(warehouse: Warehouse) -> None:
+    version = _storage_version(warehouse.analyst_copy)
+    assert version.startswith(STORAGE_VERSION[:4]), version
 
 
 def test_a_publish_with_nothing_changed_rewrites_nothing(warehouse: Warehouse) -> None:
@@ -173,6 +180,64 @@ def test_a_changed_day_of_the_ledger_rewrites_only_its_account_and_month(
     assert rows(warehouse.analyst_copy, "ledger_entries") == rows(warehouse.path, "ledger_entries")
 
 
+def test_a_publish_replaces_only_the_changed_tables_views_and_reads_as_a_whole_write(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """A daily sync changes a few tables: the new views file is the previous one with their
+    views (and comments) replaced. It must read exactly as a file written whole: every
+    relation, column, type, comment and row, in the format DuckDB 1.4 opens."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    warehouse.append("sync_outcomes", [outcome(SECOND)])
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert done.replaced == ("sync_outcomes",)
+    assert describe(warehouse.analyst_copy) == describe(warehouse.path)
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+    assert rows(warehouse.analyst_copy, "account_status")  # a view over a replaced view
+    assert _storage_version(warehouse.analyst_copy).startswith(STORAGE_VERSION[:4])
+    # Not a file that grows with each publish: DuckDB reuses the blocks a replaced view freed.
+    sizes = []
+    for _ in range(4):
+        warehouse.append("sync_outcomes", [outcome(MAIN)])
+        assert publish_now(warehouse.path, warehouse.analyst_copy, 30).replaced
+        sizes.append(warehouse.analyst_copy.stat().st_size)
+    assert max(sizes) <= 4 * 1024 * 1024, sizes
+
+
+def test_a_views_file_the_manifest_does_not_describe_is_written_whole(
+    warehouse: Warehouse,
+) -> None:
+    """A publish that crashed between renaming its views file and saving its manifest leaves a
+    file of another publish: the next one cannot patch it and writes it whole."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    stranger = warehouse.analyst_copy.with_name("stranger.duckdb")
+    stranger.write_bytes(warehouse.analyst_copy.read_bytes())
+    stranger.replace(warehouse.analyst_copy)  # another file at the path
+    warehouse.append("sync_outcomes", [outcome(MAIN)])
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert done.rewritten == 1 and done.replaced is None
+    assert describe(warehouse.analyst_copy) == describe(warehouse.path)
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_a_copy_moved_with_its_folder_reads_from_where_it_is_after_the_next_publish(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """The views name their files by absolute path: moved, the next publish points every view,
+    not only the changed tables' ones, at the new place."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    before = tmp_path / "before"
+    shutil.copytree(warehouse.path.parent, before)
+    moved = Warehouse(before / warehouse.path.name, lock_timeout_s=30)
+    publish_now(moved.path, moved.analyst_copy, 30)
+    after = tmp_path / "after"
+    before.rename(after)
+    moved = Warehouse(after / warehouse.path.name, lock_timeout_s=30)
+    moved.append("sync_outcomes", [outcome(MAIN)])
+    assert publish_now(moved.path, moved.analyst_copy, 30).replaced is None
+    names = list(describe(moved.path))
+    assert every_row(moved.analyst_copy, names) == every_row(moved.path, names)
+
+
 def test_writes_inside_a_sync_publish_once_at_its_end(warehouse: Warehouse) -> None:
     publish_now(warehouse.path, warehouse.analyst_copy, 30)
     inode = warehouse.analyst_copy.stat().st_ino
@@ -207,6 +272,7 @@ def test_a_migration_that_adds_a_column_rewrites_that_tables_parts(
     with warehouse.write() as con:
         con.execute("ALTER TABLE sync_outcomes ADD COLUMN IF NOT EXISTS later VARCHAR")
     done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert done.replaced is None  # another catalog: the views file is written whole
     assert done.rewritten == len(
         load_manifest(analyst_parquet_dir(warehouse.analyst_copy)).parts["sync_outcomes"]
     )
