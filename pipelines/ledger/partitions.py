@@ -10,11 +10,14 @@ first day (``--since`` earlier than the first entry) are partitions too.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from dagster import DailyPartitionsDefinition
 
 from pipelines.config.settings import Settings
+from pipelines.warehouse.analyst_parts import file_identity
 from pipelines.warehouse.read import WarehouseError, first_days
 
 
@@ -54,8 +57,19 @@ def covering(settings: Settings, first: date) -> Settings:
 def _recorded(settings: Settings) -> tuple[dict[str, date], dict[str, date]]:
     """Every account's discovered first day and first synced day, read from the analyst copy."""
     copy = settings.open_warehouse().analyst_copy
-    names = [a.name for a in settings.accounts]
+    names = tuple(a.name for a in settings.accounts)
     try:
-        return first_days(copy, names, lock_timeout_s=settings.lock_timeout_s)
-    except WarehouseError:
+        found, synced = _read(copy, file_identity(copy), names, settings.lock_timeout_s)
+    except WarehouseError:  # not kept: the next build asks again
         return {}, {}
+    return dict(found), dict(synced)
+
+
+@functools.lru_cache(maxsize=16)
+def _read(
+    copy: Path, identity: str, names: tuple[str, ...], lock_timeout_s: float
+) -> tuple[dict[str, date], dict[str, date]]:
+    """Asked five times a sync (each build of the definitions, twice each, and ``covering``):
+    kept by the copy's file identity, since a publish replaces the copy whole and never changes
+    it in place, so a new publish is a new key. Copied by the caller: never changed here."""
+    return first_days(copy, list(names), lock_timeout_s=lock_timeout_s)
