@@ -36,6 +36,7 @@ from pipelines.config.settings import Settings
 from pipelines.ledger.sync import land_staged, stage_ledger
 from tests.conftest import Simulated
 from tests.pipeline.helpers import table
+from tests.reliability.support import empty_warehouse_at
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -312,6 +313,9 @@ def test_any_ledger_page_lands_whole_or_fails_clearly(
         CREDITLENS_BACKOFF_BASE_S="0.001",
         CREDITLENS_BACKOFF_MAX_S="0.01",
     )
+    # Landed into a migrated empty warehouse, as the first example's landing would create it:
+    # the claim is about the pages, not the file's creation (tested elsewhere).
+    empty_warehouse_at(config.warehouse)
     seen: Counter[tuple[str, str]] = Counter()  # (lie, outcome)
     # The sync_runs rows as the last example left them, read back after it (a read-only open of
     # the warehouse costs ~15 ms, twice an example before); None while an example is under way,
@@ -453,6 +457,7 @@ def test_money_at_the_decimal_limits_reconciles(simulated: Start, creditlens_env
     s = simulated("small")
     day = s.today.isoformat()
     config = creditlens_env(s, CREDITLENS_LEDGER_START=day, CREDITLENS_MAX_RETRIES="0")
+    empty_warehouse_at(config.warehouse)  # what the page holds is the claim, not the file
     top = "99999999999.999999"  # the largest an entry may carry: 11 integer digits
     beyond = "999999999999.999999"  # fits DECIMAL(18,6), but the balance before it may not
     _serve_one_page(
@@ -473,6 +478,7 @@ def test_a_lone_surrogate_is_quarantined_not_a_crash(simulated: Start, creditlen
     s = simulated("small")
     day = s.today.isoformat()
     config = creditlens_env(s, CREDITLENS_LEDGER_START=day, CREDITLENS_MAX_RETRIES="0")
+    empty_warehouse_at(config.warehouse)  # what the page holds is the claim, not the file
 
     _serve_one_page(
         s,
