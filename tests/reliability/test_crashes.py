@@ -149,6 +149,9 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
             "CREDITLENS_HISTORY_LIMIT": "0",
         }
         clean = tmp_path_factory.mktemp("clean") / "warehouse.duckdb"
+        # Into a migrated empty warehouse: the migrations run before the first request, so the
+        # requests and the work after the last one, all the kills are placed by, are the same.
+        empty_warehouse_at(clean)
         since = env["CREDITLENS_LEDGER_START"]
         synced = cli_in_process(
             "sync", "--since", since, env={**env, "CREDITLENS_WAREHOUSE": str(clean)}, inherit=False
