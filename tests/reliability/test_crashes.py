@@ -29,6 +29,7 @@ from tests.reliability.support import (
     TRANSACTIONS,
     RequestSpy,
     analyst_copy,
+    empty_warehouse_at,
     ledger_rows_if_openable,
 )
 
@@ -96,6 +97,7 @@ def test_a_rerun_sweeps_what_a_killed_sync_left_in_staging(
 ) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
+    empty_warehouse_at(settings.warehouse)  # the claim is the staging folder's, not the file's
     env = {**os.environ, "CREDITLENS_FAILPOINT": "fetch"}
     killed = forks.start("sync", "--since", s.today.isoformat(), env=env)
     assert killed.wait(timeout=300) == -signal.SIGKILL, killed.output[-2000:]
@@ -147,6 +149,9 @@ def larger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Larger]:
             "CREDITLENS_HISTORY_LIMIT": "0",
         }
         clean = tmp_path_factory.mktemp("clean") / "warehouse.duckdb"
+        # Into a migrated empty warehouse: the migrations run before the first request, so the
+        # requests and the work after the last one, all the kills are placed by, are the same.
+        empty_warehouse_at(clean)
         since = env["CREDITLENS_LEDGER_START"]
         synced = cli_in_process(
             "sync", "--since", since, env={**env, "CREDITLENS_WAREHOUSE": str(clean)}, inherit=False

@@ -100,8 +100,11 @@ def synced_to_yesterday(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Simulated, Path]]:
     """One simulator and one sync of it up to yesterday, shared by the runs beyond the budget:
-    each copies the folder and faults the simulator for its own failing sync (today's window)."""
+    each copies the folder and faults the simulator for its own failing sync (today's window).
+    The sync lands into a migrated empty warehouse, as the faulted syncs above do: its creation
+    of the file is a starting point here, not a claim."""
     folder = tmp_path_factory.mktemp("synced-to-yesterday")
+    empty_warehouse_at(folder / "warehouse.duckdb")
     with serving("small") as s:
         _, report = sync_into(s, folder, None, (s.today - timedelta(days=1)).isoformat())
         assert not report.failures(), report.failures()

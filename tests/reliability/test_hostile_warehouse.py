@@ -28,6 +28,7 @@ from pipelines.warehouse.publish import analyst_parquet_dir
 from pipelines.warehouse.writer import Warehouse
 from tests.pipeline.helpers import table
 from tests.reliability.hostile import HostileServer, entry
+from tests.reliability.support import empty_warehouse_at
 from transforms.identify import SEP
 
 ACCOUNT = "acme"
@@ -49,6 +50,14 @@ def _sync(server: HostileServer, warehouse: Warehouse, tmp: Path, first: int, la
             staging_root=tmp / "staging",
         )
     assert result.fetched == result.landed + result.quarantined
+
+
+def _migrated_warehouse(tmp: Path) -> Warehouse:
+    """A migrated empty warehouse, copied (tests/reliability/support.py) rather than migrated
+    anew by the first landing: these tests are about what the landings keep, not the file's
+    creation, which the migration test below and the pipeline's tests cover."""
+    empty_warehouse_at(tmp / "w.duckdb")
+    return Warehouse(tmp / "w.duckdb", lock_timeout_s=60)
 
 
 # Each entry's balanceAfter is its name: where it went is read back by it, from either table.
@@ -82,7 +91,7 @@ def _where(warehouse: Path) -> dict[int, list[str]]:
 
 
 def test_overlapping_syncs_keep_each_entry_once_and_decide_it_alike(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
+    warehouse = _migrated_warehouse(tmp_path)
     decided: dict[int, str] = {}
     covered: set[int] = set()
     with HostileServer() as server:
@@ -191,7 +200,7 @@ WIDE_LIMIT = "8MB"
 
 
 def test_wide_descriptions_land_and_reconcile_within_the_memory_limit(tmp_path: Path) -> None:
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
+    warehouse = _migrated_warehouse(tmp_path)
     with HostileServer() as server:
         server.entries = [
             entry(
@@ -215,7 +224,7 @@ def test_wide_descriptions_land_and_reconcile_within_the_memory_limit(tmp_path: 
 def test_quarantine_rows_are_counted_once_per_fetch(tmp_path: Path) -> None:
     """Two genuinely identical rejects in one read are two rows, numbered 1 and 2, and a rerun
     keeps two: the identity counts receptions within a read, it does not merge them."""
-    warehouse = Warehouse(tmp_path / "w.duckdb", lock_timeout_s=60)
+    warehouse = _migrated_warehouse(tmp_path)
     with HostileServer() as server:
         same = entry(f"{NOV}21T11:00:00Z", '"abc"', "1")
         server.entries = [same, same]

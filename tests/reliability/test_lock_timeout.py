@@ -23,8 +23,10 @@ import pytest
 from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.resources.warehouse import WarehouseResource
 from tests.audit.audit_helpers import SECRET, key_block, write_inventory
-from tests.conftest import Simulated, creditlens_variables, serving, synced_once
+from tests.conftest import Simulated, creditlens_variables
+from tests.pipeline.helpers import copy_folder
 from tests.reliability.support import assert_one_clear_error_line, cli_logged
+from tests.shared_sync import small_synced
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,11 +44,14 @@ with holding_for("held-by-another-process", "a long write"):
 
 
 @pytest.fixture(scope="module")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Simulated, Path]]:
+def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulated, Path]:
+    """A copy of the small scenario's synced warehouse (tests/shared_sync.py's, which the
+    alerts', statements' and export's tests read too: one sync per test process, not one more
+    here), whose lock the test holds: any synced warehouse proves the wait."""
+    s, warehouse = small_synced(tmp_path_factory)
     folder = tmp_path_factory.mktemp("locked")
-    with serving("small") as s:
-        synced_once(s, folder)
-        yield s, folder
+    copy_folder(warehouse.parent, folder)
+    return s, folder
 
 
 @pytest.fixture
