@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -17,9 +18,9 @@ from pipelines.config.settings import Settings
 from simulator import Scenario
 from tests.conftest import Simulated, serving
 from tests.pipeline.helpers import (
-    cli,
     cli_in_process,
     copy_folder,
+    fork_server,
     landed,
     sync_into,
     table,
@@ -245,16 +246,23 @@ def test_rejected_key_is_one_clear_line(small: Simulated, creditlens_env: Env) -
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["fetch", "transaction", "publish"])
 def test_killed_anywhere_then_rerun_equals_a_clean_run(
-    first_forty_days: Synced, creditlens_env: Env, tmp_path: Path, point: str
+    first_forty_days: Synced,
+    creditlens_env: Env,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    point: str,
 ) -> None:
     s, folder, _ = first_forty_days
     # The product's default instance: a kill leaves its run "started" there, and the rerun must
-    # get past it. Only the kill needs a process of its own; the syncs around it run in-process,
-    # the first one (shared, copied) included.
+    # get past it. Only the kill needs a process of its own (forked from a warm interpreter, not
+    # a fresh one's seconds of imports each: tests/reliability/forks.py); the syncs around it run
+    # in-process, the first one (shared, copied) included.
     copy_folder(folder, tmp_path)
     settings = creditlens_env(s, persistent_dagster=True)
-    killed = cli("sync", "--since", s.first_day.isoformat(), env={"CREDITLENS_FAILPOINT": point})
-    assert killed.returncode == -signal.SIGKILL
+    env = {**os.environ, "CREDITLENS_FAILPOINT": point}
+    forks = fork_server(tmp_path_factory)
+    killed = forks.start("sync", "--since", s.first_day.isoformat(), env=env)
+    assert killed.wait(timeout=300) == -signal.SIGKILL, killed.output[-2000:]
     analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
     duckdb.connect(str(analyst), read_only=True).close()  # always a complete database
     again = run_sync(settings, s.first_day.isoformat(), None)
