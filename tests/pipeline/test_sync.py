@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -292,19 +294,47 @@ def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
     assert isinstance(before[1], Decimal)
 
 
-@pytest.mark.slow
-def test_dagster_definitions_validate() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
+@contextmanager
+def dagster_logging_put_back() -> Iterator[None]:
+    """Dagster's commands configure logging for a process of their own (their loggers' handlers
+    and level, structlog, warnings to logging): what they set is put back after, so the tests
+    that follow in this process see the logging they saw before."""
+    import structlog
 
-    root = Path(__file__).resolve().parents[2]
-    result = subprocess.run(
-        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "All code locations passed validation" in result.stderr + result.stdout
+    names = ("dagster", "dagit", "dagster-webserver")
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(lg, list(lg.handlers), lg.level, lg.propagate, lg.disabled) for lg in loggers]
+    structlog_configured = structlog.is_configured()
+    warnings_captured = logging._warnings_showwarning is not None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for lg, handlers, level, propagate, disabled in saved:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+            lg.propagate, lg.disabled = propagate, disabled
+        if not structlog_configured:
+            structlog.reset_defaults()
+        logging.captureWarnings(warnings_captured)
+
+
+@pytest.mark.slow
+def test_dagster_definitions_validate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dagster's own `dagster definitions validate` of workspace.yaml, the file `dagster dev`
+    loads, through Dagster's command in this process: the command loads the code location
+    in-process by default, so a fresh interpreter added only its seconds of imports, and the
+    definitions' import in a fresh interpreter is proven where it is the point
+    (tests/dagster/test_asset_metadata.py)."""
+    from click.testing import CliRunner
+    from dagster._cli import cli as dagster_cli
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # a temporary instance, as in CI
+    # The command sets this for the rest of its process: set here, so the test's end undoes it.
+    monkeypatch.setenv("DAGSTER_IS_DEFS_VALIDATION_CLI", "1")
+    with dagster_logging_put_back():
+        result = CliRunner().invoke(
+            dagster_cli, ["definitions", "validate", "-w", "workspace.yaml"], catch_exceptions=False
+        )
+    assert result.exit_code == 0, result.output[-2000:]
+    assert "All code locations passed validation" in result.output
