@@ -172,7 +172,13 @@ def fork_server(tmp_path_factory: pytest.TempPathFactory) -> ForkServer:
     if not _fork_servers:
         from tests.reliability.forks import ForkServer
 
-        _fork_servers.append(ForkServer(tmp_path_factory.mktemp("killed-commands")))
+        # Started from whichever test asks first: none of that test's variables is left in the
+        # server (each fork gets exactly the environment it is given anyway).
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            for name in list(os.environ):
+                if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+                    monkeypatch.delenv(name)
+            _fork_servers.append(ForkServer(tmp_path_factory.mktemp("killed-commands")))
         atexit.register(_fork_servers[0].close)
     return _fork_servers[0]
 
