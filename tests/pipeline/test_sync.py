@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -17,9 +20,9 @@ from pipelines.config.settings import Settings
 from simulator import Scenario
 from tests.conftest import Simulated, serving
 from tests.pipeline.helpers import (
-    cli,
     cli_in_process,
     copy_folder,
+    fork_server,
     landed,
     sync_into,
     table,
@@ -245,16 +248,23 @@ def test_rejected_key_is_one_clear_line(small: Simulated, creditlens_env: Env) -
 @pytest.mark.slow
 @pytest.mark.parametrize("point", ["fetch", "transaction", "publish"])
 def test_killed_anywhere_then_rerun_equals_a_clean_run(
-    first_forty_days: Synced, creditlens_env: Env, tmp_path: Path, point: str
+    first_forty_days: Synced,
+    creditlens_env: Env,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    point: str,
 ) -> None:
     s, folder, _ = first_forty_days
     # The product's default instance: a kill leaves its run "started" there, and the rerun must
-    # get past it. Only the kill needs a process of its own; the syncs around it run in-process,
-    # the first one (shared, copied) included.
+    # get past it. Only the kill needs a process of its own (forked from a warm interpreter, not
+    # a fresh one's seconds of imports each: tests/reliability/forks.py); the syncs around it run
+    # in-process, the first one (shared, copied) included.
     copy_folder(folder, tmp_path)
     settings = creditlens_env(s, persistent_dagster=True)
-    killed = cli("sync", "--since", s.first_day.isoformat(), env={"CREDITLENS_FAILPOINT": point})
-    assert killed.returncode == -signal.SIGKILL
+    env = {**os.environ, "CREDITLENS_FAILPOINT": point}
+    forks = fork_server(tmp_path_factory)
+    killed = forks.start("sync", "--since", s.first_day.isoformat(), env=env)
+    assert killed.wait(timeout=300) == -signal.SIGKILL, killed.output[-2000:]
     analyst = settings.warehouse.with_name("warehouse.analyst.duckdb")
     duckdb.connect(str(analyst), read_only=True).close()  # always a complete database
     again = run_sync(settings, s.first_day.isoformat(), None)
@@ -284,19 +294,47 @@ def test_a_reader_of_the_analyst_copy_never_blocks_nor_sees_half(
     assert isinstance(before[1], Decimal)
 
 
-@pytest.mark.slow
-def test_dagster_definitions_validate() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
+@contextmanager
+def dagster_logging_put_back() -> Iterator[None]:
+    """Dagster's commands configure logging for a process of their own (their loggers' handlers
+    and level, structlog, warnings to logging): what they set is put back after, so the tests
+    that follow in this process see the logging they saw before."""
+    import structlog
 
-    root = Path(__file__).resolve().parents[2]
-    result = subprocess.run(
-        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "All code locations passed validation" in result.stderr + result.stdout
+    names = ("dagster", "dagit", "dagster-webserver")
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(lg, list(lg.handlers), lg.level, lg.propagate, lg.disabled) for lg in loggers]
+    structlog_configured = structlog.is_configured()
+    warnings_captured = logging._warnings_showwarning is not None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for lg, handlers, level, propagate, disabled in saved:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+            lg.propagate, lg.disabled = propagate, disabled
+        if not structlog_configured:
+            structlog.reset_defaults()
+        logging.captureWarnings(warnings_captured)
+
+
+@pytest.mark.slow
+def test_dagster_definitions_validate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dagster's own `dagster definitions validate` of workspace.yaml, the file `dagster dev`
+    loads, through Dagster's command in this process: the command loads the code location
+    in-process by default, so a fresh interpreter added only its seconds of imports, and the
+    definitions' import in a fresh interpreter is proven where it is the point
+    (tests/dagster/test_asset_metadata.py)."""
+    from click.testing import CliRunner
+    from dagster._cli import cli as dagster_cli
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # a temporary instance, as in CI
+    # The command sets this for the rest of its process: set here, so the test's end undoes it.
+    monkeypatch.setenv("DAGSTER_IS_DEFS_VALIDATION_CLI", "1")
+    with dagster_logging_put_back():
+        result = CliRunner().invoke(
+            dagster_cli, ["definitions", "validate", "-w", "workspace.yaml"], catch_exceptions=False
+        )
+    assert result.exit_code == 0, result.output[-2000:]
+    assert "All code locations passed validation" in result.output

@@ -25,7 +25,7 @@ from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.warehouse.writer import Warehouse
 from simulator import Fault, Scenario
 from tests.conftest import Simulated
-from tests.pipeline.helpers import landed, truth
+from tests.pipeline.helpers import fork_server, landed, truth
 
 Start = Callable[..., Simulated]
 LONG = Scenario.named("small").with_company("acme", history_days=100, entries_per_day=20)
@@ -99,7 +99,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) -> None:
+def test_a_killed_sync_takes_its_workers_down(
+    simulated: Start, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     s = simulated(Scenario.named("small").with_company("acme", history_days=420))
     second = str(s.first_day + timedelta(days=366))
     on_second_page_one = lambda q: q.get("startDate") == second and q.get("pageNumber") == "1"  # noqa: E731
@@ -122,12 +124,9 @@ def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) 
         # instance spares the child a persistent one's second or more.
         "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
     }
-    sync = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "sync"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # A process of its own to kill, forked from a warm interpreter (tests/pipeline/helpers.py):
+    # the workers it spawns are fresh interpreters either way, and die with it or not.
+    sync = fork_server(tmp_path_factory).start("sync", env=env)
     try:
         deadline = time.monotonic() + 60
         workers: list[int] = []
@@ -142,15 +141,15 @@ def test_a_killed_sync_takes_its_workers_down(simulated: Start, tmp_path: Path) 
         while time.monotonic() < deadline and len(s.sim.faults.fired) < 2:
             time.sleep(0.05)  # until the worker waits on its slow page
         assert len(s.sim.faults.fired) == 2, s.sim.faults.fired
-        sync.send_signal(signal.SIGKILL)
-        sync.wait(timeout=30)
+        sync.kill()
+        assert sync.wait(timeout=30) == -signal.SIGKILL, sync.output[-2000:]
         deadline = time.monotonic() + 3  # without PR_SET_PDEATHSIG, it would live 8 s more
         while time.monotonic() < deadline and any(_alive(p) for p in workers):
             time.sleep(0.05)
         assert not any(_alive(p) for p in workers), "a worker outlived the killed sync"
     finally:
-        if sync.poll() is None:
-            sync.kill()
+        sync.kill()  # unless it already ended
+        sync.wait(timeout=30)
 
 
 def test_landing_groups_never_split_a_day() -> None:
