@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import locale
@@ -23,13 +22,11 @@ from tests.conftest import Simulated, sync_into
 
 if TYPE_CHECKING:
     from pipelines.cli.sync_report import SyncReport
-    from tests.reliability.forks import ForkServer
 
 __all__ = [
     "cli",
     "cli_in_process",
     "copy_folder",
-    "fork_server",
     "landed",
     "sync_into",
     "sync_reports",
@@ -160,27 +157,6 @@ def sync_reports() -> Iterator[list[SyncReport]]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(sync_command, "run_sync", spy)
         yield reports
-
-
-_fork_servers: list[ForkServer] = []
-
-
-def fork_server(tmp_path_factory: pytest.TempPathFactory) -> ForkServer:
-    """The one fork server (tests/reliability/forks.py) of this test process, started by the
-    first test that kills a `creditlens` process: each kill is then a process of its own without
-    a fresh interpreter's seconds of imports, and the files that kill share the server's."""
-    if not _fork_servers:
-        from tests.reliability.forks import ForkServer
-
-        # Started from whichever test asks first: none of that test's variables is left in the
-        # server (each fork gets exactly the environment it is given anyway).
-        with pytest.MonkeyPatch.context() as monkeypatch:
-            for name in list(os.environ):
-                if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
-                    monkeypatch.delenv(name)
-            _fork_servers.append(ForkServer(tmp_path_factory.mktemp("killed-commands")))
-        atexit.register(_fork_servers[0].close)
-    return _fork_servers[0]
 
 
 def copy_folder(source: Path, target: Path) -> None:

@@ -22,12 +22,12 @@ from tests.conftest import Simulated, serving
 from tests.pipeline.helpers import (
     cli_in_process,
     copy_folder,
-    fork_server,
     landed,
     sync_into,
     table,
     truth,
 )
+from tests.reliability.forks import fork_server
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]

@@ -25,7 +25,8 @@ from pipelines.ledger.sync import LedgerSyncResult, sync_ledger
 from pipelines.warehouse.writer import Warehouse
 from simulator import Fault, Scenario
 from tests.conftest import Simulated
-from tests.pipeline.helpers import fork_server, landed, truth
+from tests.pipeline.helpers import landed, truth
+from tests.reliability.forks import fork_server
 
 Start = Callable[..., Simulated]
 LONG = Scenario.named("small").with_company("acme", history_days=100, entries_per_day=20)

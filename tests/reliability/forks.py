@@ -13,6 +13,7 @@ fork inherits is half-held.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 # Imports what a sync imports, then forks one process per request line (JSON: args, env, log),
 # answering with the fork's pid, then with its exit code as subprocess reports one (-9: killed).
@@ -54,6 +57,7 @@ class ForkServer:
     def __init__(self, logs: Path) -> None:
         self._logs = logs
         self._started = 0
+        self._last: Forked | None = None
         self._buffer = b""
         self._server = subprocess.Popen(
             [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -61,7 +65,12 @@ class ForkServer:
         assert self._line(timeout=300) == "ready", "the fork server did not start"
 
     def start(self, *args: str, env: dict[str, str]) -> Forked:
-        """`creditlens ARGS` in a new process with exactly ``env``; the one before must be over."""
+        """`creditlens ARGS` in a new process with exactly ``env``. One runs at a time: one a
+        failed test left running is killed and reaped first, so its exit code is not read as
+        the next one's pid."""
+        if self._last is not None and self._last.returncode is None:
+            self._last.kill()
+            self._last.wait(timeout=60)
         self._started += 1
         log = self._logs / f"command-{self._started}.log"
         asked = {"args": list(args), "env": env, "log": str(log)}
@@ -70,7 +79,8 @@ class ForkServer:
         self._server.stdin.flush()
         pid = self._line(timeout=60)
         assert pid is not None, "the fork server did not fork"
-        return Forked(self, int(pid), log)
+        self._last: Forked | None = Forked(self, int(pid), log)
+        return self._last
 
     def _line(self, timeout: float | None) -> str | None:
         """The server's next line, or None if none came within ``timeout`` seconds."""
@@ -131,3 +141,22 @@ class Forked:
     def output(self) -> str:
         """Its stdout and stderr, as one stream in the order written."""
         return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+_fork_servers: list[ForkServer] = []
+
+
+def fork_server(tmp_path_factory: pytest.TempPathFactory) -> ForkServer:
+    """The one fork server of this test process, started by the first test that kills a
+    `creditlens` process: each kill is then a process of its own without a fresh interpreter's
+    seconds of imports, and every file that kills shares the server's."""
+    if not _fork_servers:
+        # Started from whichever test asks first: none of that test's variables is left in the
+        # server (each fork gets exactly the environment it is given anyway).
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            for name in list(os.environ):
+                if name.startswith("CREDITLENS_") or name == "DAGSTER_HOME":
+                    monkeypatch.delenv(name)
+            _fork_servers.append(ForkServer(tmp_path_factory.mktemp("killed-commands")))
+        atexit.register(_fork_servers[0].close)
+    return _fork_servers[0]

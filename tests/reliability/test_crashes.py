@@ -24,7 +24,7 @@ from pipelines.config.settings import Settings
 from simulator import Scenario, Simulator, serve
 from tests.conftest import Simulated
 from tests.pipeline.helpers import cli_in_process, landed, truth
-from tests.reliability.forks import Forked, ForkServer
+from tests.reliability.forks import Forked, ForkServer, fork_server
 from tests.reliability.support import (
     TRANSACTIONS,
     RequestSpy,
@@ -55,13 +55,11 @@ def _assert_none_or_all(path: Path, expected: list[tuple], account: str) -> int 
     return rows
 
 
-@pytest.fixture(scope="module")
-def forks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+@pytest.fixture
+def forks(tmp_path_factory: pytest.TempPathFactory) -> ForkServer:
     """The processes killed here, each forked from one warm interpreter (tests/reliability/
     forks.py): a process of its own per kill, without its seconds of imports."""
-    server = ForkServer(tmp_path_factory.mktemp("killed-commands"))
-    yield server
-    server.close()
+    return fork_server(tmp_path_factory)
 
 
 @pytest.mark.slow
