@@ -73,24 +73,16 @@ def digest(sql: Sequence[str]) -> str:
     return hashlib.blake2b("\n".join(sql).encode(), digest_size=16).hexdigest()
 
 
-def write_views(partial: Path, sql: Sequence[str]) -> None:
-    """Creates ``partial`` (which must not exist) from ``statements``; the caller renames it
-    into place."""
-    with attached(
-        partial, read_only=False, memory_limit="256MB", storage_version=STORAGE_VERSION
-    ) as con:
+def write_views(partial: Path, sql: Sequence[str], previous: Path | None = None) -> None:
+    """Creates ``partial`` (which must not exist) from ``statements``, or as a copy of
+    ``previous`` changed by ``table_statements`` of the tables whose files changed (a copy keeps
+    the storage format it was created in); the caller renames it into place."""
+    if previous is not None:
+        shutil.copyfile(previous, partial)
+    version = None if previous is not None else STORAGE_VERSION
+    with attached(partial, read_only=False, memory_limit="256MB", storage_version=version) as con:
         # One transaction and one call: a commit and a round trip per view and comment (some
         # 450) took most of a publish.
-        con.execute("BEGIN")
-        con.execute(";\n".join(sql))
-        con.execute("COMMIT")
-
-
-def rewrite_views(partial: Path, previous: Path, sql: Sequence[str]) -> None:
-    """Creates ``partial`` (which must not exist) as a copy of ``previous`` changed by ``sql``
-    (``table_statements`` of the tables whose files changed), in one transaction."""
-    shutil.copyfile(previous, partial)
-    with attached(partial, read_only=False, memory_limit="256MB") as con:
         con.execute("BEGIN")
         con.execute(";\n".join(sql))
         con.execute("COMMIT")

@@ -31,7 +31,6 @@ from pipelines.warehouse import analyst_parts as parts
 from pipelines.warehouse.analyst_views import (
     catalog_digest,
     digest,
-    rewrite_views,
     statements,
     table_files,
     table_statements,
@@ -229,7 +228,8 @@ def _publish(
     if old.catalog == new.catalog and old.views_file == parts.file_identity(target) != "":
         # The previous views file is the one the old manifest describes, for this catalog.
         moved = [t for t in tables if table_files(old, t.name) != table_files(new, t.name)]
-        rewrite_views(partial, target, [s for t in moved for s in table_statements(folder, new, t)])
+        patch = [s for t in moved for s in table_statements(folder, new, t)]
+        write_views(partial, patch, previous=target)
         replaced = tuple(t.name for t in moved)
     else:
         write_views(partial, sql)

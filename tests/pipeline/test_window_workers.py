@@ -125,7 +125,7 @@ def test_a_killed_sync_takes_its_workers_down(
         # instance spares the child a persistent one's second or more.
         "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
     }
-    # A process of its own to kill, forked from a warm interpreter (tests/pipeline/helpers.py):
+    # A process of its own to kill, forked from a warm interpreter (tests/reliability/forks.py):
     # the workers it spawns are fresh interpreters either way, and die with it or not.
     sync = fork_server(tmp_path_factory).start("sync", env=env)
     try:
