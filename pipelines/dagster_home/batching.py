@@ -14,12 +14,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import sqlalchemy.exc as db_exc
 from dagster._core.events import ASSET_EVENTS
 from dagster._core.events.log import EventLogEntry
+from dagster._core.storage.event_log.schema import AssetKeyTable
+
+# The columns of Dagster's asset table that its ``_get_asset_entry_values`` sets from an event.
+INDEX_COLUMN = "last_materialization_timestamp"
+ENTRY_COLUMNS = frozenset({"last_materialization", "last_run_id", INDEX_COLUMN})
 
 
 def is_asset_event(event: EventLogEntry) -> bool:
     return event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
+
+
+def _asset_key(event: EventLogEntry) -> str:
+    """The event's asset key as the asset table spells it, or "" for an event without one."""
+    key = event.dagster_event.asset_key if event.dagster_event else None
+    return key.to_string() if key else ""
 
 
 class BatchedAssetEvents:
@@ -59,12 +71,42 @@ class BatchedAssetEvents:
         with storage.run_connection(events[0].run_id) as conn:
             ids = [conn.execute(statement).inserted_primary_key[0] for statement in statements]
         with storage.index_transaction() as conn:
-            for event, statement, event_id in zip(events, statements, ids, strict=True):
-                if self.MIRRORS_INTO_INDEX:
-                    event_id = conn.execute(statement).inserted_primary_key[0]
-                storage._store_asset_event_tags(conn, [event], [event_id])
-                storage._store_asset_event(conn, event, event_id)
+            if self.MIRRORS_INTO_INDEX:
+                ids = [conn.execute(statement).inserted_primary_key[0] for statement in statements]
+            keyed = [(e, i) for e, i in zip(events, ids, strict=True) if _asset_key(e)]
+            storage._store_asset_event_tags(conn, [e for e, _ in keyed], [i for _, i in keyed])
+            self._store_asset_entries(conn, keyed)
         self._stored(events)
+
+    def _store_asset_entries(self, conn: Any, keyed: Sequence[tuple[EventLogEntry, int]]) -> None:
+        """The asset table's row for each key, as Dagster's one insert-or-update per event leaves
+        it: every column the key's events set, each at its latest event's value.
+
+        Walking the events newest first and stopping once every column is set serializes one
+        materialization record per key, not one per day of a backfill.
+        """
+        storage: Any = self
+        has_index_cols = storage._has_asset_key_index_cols_on_connection(conn)
+        columns = ENTRY_COLUMNS if has_index_cols else ENTRY_COLUMNS - {INDEX_COLUMN}
+        by_key: dict[str, list[tuple[EventLogEntry, int]]] = {}
+        for event, event_id in keyed:
+            by_key.setdefault(_asset_key(event), []).append((event, event_id))
+        for key, newest_last in by_key.items():
+            values: dict[str, Any] = {}
+            for event, event_id in reversed(newest_last):
+                if columns <= values.keys():
+                    break
+                entry = storage._get_asset_entry_values(event, event_id, has_index_cols)
+                for column, value in entry.items():
+                    values.setdefault(column, value)
+            if not values:
+                continue
+            try:
+                conn.execute(AssetKeyTable.insert().values(asset_key=key, **values))
+            except db_exc.IntegrityError:
+                conn.execute(
+                    AssetKeyTable.update().values(**values).where(AssetKeyTable.c.asset_key == key)
+                )
 
     def _stored(self, events: Sequence[EventLogEntry]) -> None:
         """Called once a batch is stored (the in-memory log tells its watchers then)."""

@@ -70,12 +70,7 @@ def _stored(storage: EventLogStorage, run_id: str, keys: list[AssetKey]) -> dict
         "materialized": materialized,
         "partitions": {key: storage.get_materialized_partitions(key) for key in keys},
         "tags": {key: storage.get_event_tags_for_asset(key) for key in keys},
-        "last": {
-            key: (
-                e.last_materialization_record.storage_id if e.last_materialization_record else None
-            )
-            for key, e in entries.items()
-        },
+        "entries": entries,
     }
 
 
