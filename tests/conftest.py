@@ -46,8 +46,9 @@ hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
 def pytest_configure(config: pytest.Config) -> None:
     # Where PYTHONDONTWRITEBYTECODE is set (as on the machine image this suite grew on), every
     # interpreter the suite starts, each worker and each `python -m pipelines.cli` child, compiled
-    # the repository's 300-odd modules from source: 0.2 CPU-s a child. They get the bytecode an
-    # installed package has, from a cache outside the repository, as the benchmarks' children do.
+    # the repository's 300-odd modules from source: 0.2 CPU-s a child, and each worker rewrote
+    # every test module's asserts again. Python and pytest now keep that bytecode in the tree's
+    # (ignored) __pycache__ folders and use what pip compiled, as the benchmarks' children do.
     use_bytecode_cache(warm=False)
     inner_loop = "not slow" in (config.option.markexpr or "")
     default = "dev" if inner_loop else "ci"

@@ -20,7 +20,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_NOW = "2026-06-30T23:59:59+00:00"
-PYCACHE = Path(tempfile.gettempdir()) / "creditlens-bench-pycache"
 WARM_IMPORTS = (
     "import httpx, duckdb, polars, pipelines.cli.main, pipelines.cli.sync_command, "
     "pipelines.definitions"
@@ -94,12 +93,15 @@ def use_bytecode_cache(*, warm: bool = True) -> None:
 
     Where PYTHONDONTWRITEBYTECODE is set and the virtualenv holds no .pyc (uv does not compile by
     default), every child would compile Dagster and polars from source, seconds a user pays once.
-    The cache lives outside the repository and the virtualenv; one untimed import fills it.
+    Unset, Python writes the bytecode it misses beside the sources (``__pycache__``, ignored by
+    git) and uses what pip compiled into the virtualenv; one untimed import fills the gaps.
+    (A cache prefix outside the tree was tried: it ignores pip's ``.pyc``, so every fresh
+    machine compiled all of Dagster into it again, 5 CPU-s in each of the first processes.)
     ``warm`` False leaves that import out (``--skip-warm-up``): a smoke run times nothing, and
-    its first child fills the same cache as it goes, so the import would only cost it seconds.
+    its first child fills the gaps as it goes.
     """
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
+    sys.dont_write_bytecode = False
     if warm:
         subprocess.run([sys.executable, "-c", WARM_IMPORTS], cwd=ROOT, check=True, timeout=600)
 

@@ -58,7 +58,7 @@ def peer_command(
 
 def peer_environment(key: str) -> dict[str, str]:
     """The peer's environment: its key, no telemetry, and the ``.pyc`` pip compiled into its
-    venv (a bytecode cache prefix set for creditlens's children would make it compile again)."""
+    venv (a bytecode cache prefix in the caller's environment would make it compile again)."""
     env = {**os.environ, "BENCH_API_KEY": key, "RUNTIME__DLTHUB_TELEMETRY": "false"}
     env.pop("PYTHONPYCACHEPREFIX", None)
     return env
