@@ -13,6 +13,7 @@ import duckdb
 import polars as pl
 
 from pipelines.warehouse.disk import disk_full, is_disk_full
+from pipelines.warehouse.empty import copy_of_empty
 from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.instances import attached
 from pipelines.warehouse.lock import file_lock
@@ -106,20 +107,46 @@ def open_for_write(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBP
     before COMMIT returns, DuckDB has rolled the write back; at the CHECKPOINT after it, what was
     committed is safe in DuckDB's log and is merged into the file when the file is next opened
     with room to spare."""
-    with file_lock(path, exclusive=True, timeout_s=lock_timeout_s), connect(path, False) as con:
-        try:
-            migrate(con)
-            yield con
-        except (duckdb.Error, OSError) as exc:
-            if is_disk_full(exc):
-                raise disk_full(path, "nothing was changed") from None
-            raise
-        try:
-            con.execute("CHECKPOINT")
-        except duckdb.Error as exc:
-            if is_disk_full(exc):
-                raise disk_full(path, _committed_to_log(path)) from None
-            raise
+    with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
+        created = _start_from_empty(path)
+        with connect(path, False) as con:
+            try:
+                if created:
+                    _stamp_created(con)
+                migrate(con)
+                yield con
+            except (duckdb.Error, OSError) as exc:
+                if is_disk_full(exc):
+                    raise disk_full(path, "nothing was changed") from None
+                raise
+            try:
+                con.execute("CHECKPOINT")
+            except duckdb.Error as exc:
+                if is_disk_full(exc):
+                    raise disk_full(path, _committed_to_log(path)) from None
+                raise
+
+
+def _start_from_empty(path: Path) -> bool:
+    """A new warehouse as a copy of an empty one (pipelines/warehouse/empty.py). Where the copy
+    cannot be made, the warehouse is created from nothing as before, and says why if that fails
+    too (a full disk, a folder it may not write)."""
+    try:
+        return copy_of_empty(path, MIGRATIONS[-1].version, _build_empty)
+    except (duckdb.Error, OSError):
+        return False
+
+
+def _build_empty(template: Path) -> None:
+    with attached(template, read_only=False, memory_limit=DUCKDB_MEMORY_LIMIT) as con:
+        migrate(con)
+        con.execute("CHECKPOINT")
+
+
+def _stamp_created(con: duckdb.DuckDBPyConnection) -> None:
+    """The schema's history says when this warehouse was created, not its template."""
+    with transaction(con):
+        con.execute("UPDATE schema_version SET applied_at = now()")
 
 
 def _committed_to_log(path: Path) -> str:

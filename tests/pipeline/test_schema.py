@@ -97,3 +97,52 @@ def test_every_table_view_and_column_has_a_comment(tmp_path: Path) -> None:
 def test_readme_data_dictionary_is_current() -> None:
     readme = (ROOT / "README.md").read_text()
     assert data_dictionary() in readme, "run: python -m pipelines.warehouse.dictionary"
+
+
+CATALOG = {
+    "tables": "SELECT table_name, comment, sql FROM duckdb_tables() WHERE database_name = ?",
+    "columns": (
+        "SELECT table_name, column_name, column_index, data_type, column_default, is_nullable, "
+        "comment FROM duckdb_columns() WHERE database_name = ?"
+    ),
+    "views": (
+        "SELECT view_name, comment, sql FROM duckdb_views() WHERE database_name = ? "
+        "AND NOT internal"
+    ),
+    "constraints": (
+        "SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints() "
+        "WHERE database_name = ?"
+    ),
+    "indexes": "SELECT table_name, index_name, sql FROM duckdb_indexes() WHERE database_name = ?",
+    "history": "SELECT version, description FROM schema_version",
+}
+
+
+def _catalog(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {
+            name: sorted(con.execute(sql, [path.stem] if "?" in sql else []).fetchall(), key=repr)
+            for name, sql in CATALOG.items()
+        }
+
+
+def test_a_new_warehouse_is_the_schema_built_from_nothing(tmp_path: Path) -> None:
+    """New warehouses are copies of an empty one built once per process
+    (pipelines/warehouse/empty.py): each has every table, column, type, default, comment, view
+    and constraint a migration from nothing gives, and the schema's history says when it was
+    created."""
+    nothing = tmp_path / "nothing.duckdb"
+    with duckdb.connect(str(nothing)) as con:
+        migrate(con)
+    expected = _catalog(nothing)
+    assert len(expected["tables"]) > 20 and len(expected["history"]) == len(MIGRATIONS)
+    for name in ("first", "second"):  # the first may build the template, the second copies it
+        path = tmp_path / name / f"{name}.duckdb"
+        with duckdb.connect() as clock:
+            before = clock.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
+        Warehouse(path, lock_timeout_s=60).ensure()
+        assert _catalog(path) == expected
+        with duckdb.connect(str(path), read_only=True) as con:
+            [(oldest,)] = con.execute("SELECT min(applied_at) FROM schema_version").fetchall()
+        assert oldest >= before
+        assert not list(path.parent.glob(".*.new"))  # the copy's partial file is renamed
