@@ -132,7 +132,7 @@ def _start_from_empty(path: Path) -> bool:
     cannot be made, the warehouse is created from nothing as before, and says why if that fails
     too (a full disk, a folder it may not write)."""
     try:
-        return copy_of_empty(path, MIGRATIONS[-1].version, _build_empty)
+        return copy_of_empty(path, f"schema-{MIGRATIONS[-1].version}", _build_empty)
     except (duckdb.Error, OSError):
         return False
 

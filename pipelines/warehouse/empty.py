@@ -1,4 +1,5 @@
-"""A new warehouse starts as a copy of an empty one of the current schema, built once per process.
+"""New DuckDB files start as copies of empty ones built once per process: the warehouse of the
+current schema, and the analyst copy's views file of a catalog (analyst_views.py).
 
 Creating the schema from nothing is some 700 statements, most of them column comments, each a
 catalog change in DuckDB: about 0.2 CPU-s, a sixth of a small first sync, paid again for every new
@@ -20,10 +21,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["copy_of_empty"]
+__all__ = ["copy_of_empty", "template"]
 
 _guard = threading.Lock()
-_templates: dict[int, Path] = {}
+_templates: dict[str, Path] = {}
 _folder: list[Path] = []
 
 
@@ -42,31 +43,33 @@ def _remove(folder: Path, owner: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _template(version: int, build: Callable[[Path], None]) -> Path:
+def template(key: str, build: Callable[[Path], None]) -> Path:
+    """The process's file for ``key`` (a name safe in a file name), which ``build`` creates at
+    the path it is given the first time; read it, never write it."""
     with _guard:
-        if version not in _templates:
+        if key not in _templates:
             if not _folder:
                 folder = Path(tempfile.mkdtemp(prefix="creditlens-empty-"))
                 atexit.register(_remove, folder, os.getpid())
                 _folder.append(folder)
-            template = _folder[0] / f"schema-{version}.duckdb"
-            build(template)
-            _templates[version] = template
-        return _templates[version]
+            path = _folder[0] / f"{key}.duckdb"
+            path.unlink(missing_ok=True)  # what a build that failed left
+            build(path)
+            _templates[key] = path
+        return _templates[key]
 
 
-def copy_of_empty(path: Path, version: int, build: Callable[[Path], None]) -> bool:
-    """Makes ``path`` (which must not exist, nor its DuckDB log) a copy of the empty warehouse of
-    schema ``version`` that ``build`` creates at the path it is given; False, doing nothing,
-    where ``path`` or its log exists. Copied under another name and renamed: a copy cut short
-    (a full disk, a kill) is never taken for a warehouse."""
+def copy_of_empty(path: Path, key: str, build: Callable[[Path], None]) -> bool:
+    """Makes ``path`` (which must not exist, nor its DuckDB log) a copy of the ``template`` of
+    ``key``; False, doing nothing, where ``path`` or its log exists. Copied under another name
+    and renamed: a copy cut short (a full disk, a kill) is never taken for a warehouse."""
     if path.exists() or path.with_name(path.name + ".wal").exists():
         return False
-    template = _template(version, build)
+    empty = template(key, build)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.new")
     try:
-        shutil.copyfile(template, partial)
+        shutil.copyfile(empty, partial)
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)

@@ -34,6 +34,7 @@ from pipelines.warehouse.analyst_views import (
     statements,
     table_files,
     table_statements,
+    write_new_views,
     write_views,
 )
 from pipelines.warehouse.connection import connect
@@ -232,7 +233,7 @@ def _publish(
         write_views(partial, patch, previous=target)
         replaced = tuple(t.name for t in moved)
     else:
-        write_views(partial, sql)
+        write_new_views(partial, folder, new, tables, views)
     parts.fsync_path(partial)
     failpoint("publish")
     os.replace(partial, target)

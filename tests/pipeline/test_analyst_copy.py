@@ -15,8 +15,8 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from pipelines.warehouse.analyst_parts import load_manifest
-from pipelines.warehouse.analyst_views import STORAGE_VERSION
+from pipelines.warehouse.analyst_parts import catalog, load_manifest
+from pipelines.warehouse.analyst_views import STORAGE_VERSION, statements, write_views
 from pipelines.warehouse.publish import (
     analyst_parquet_dir,
     publish_now,
@@ -217,6 +217,46 @@ def test_a_views_file_the_manifest_does_not_describe_is_written_whole(
     assert done.rewritten == 1 and done.replaced is None
     assert describe(warehouse.analyst_copy) == describe(warehouse.path)
     assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def views_file(path: Path) -> dict[str, list[tuple]]:
+    """Every view's SQL and comment, and every column comment, of a views file."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {
+            "views": sorted(
+                con.execute(
+                    "SELECT view_name, sql, comment FROM duckdb_views() WHERE NOT internal"
+                ).fetchall()
+            ),
+            "columns": sorted(
+                con.execute(
+                    "SELECT table_name, column_name, comment FROM duckdb_columns()"
+                ).fetchall(),
+                key=repr,
+            ),
+        }
+
+
+def test_new_copies_started_from_the_empty_views_file_are_whole_writes(
+    warehouse: Warehouse, tmp_path: Path
+) -> None:
+    """A process's second and later new copies start from its views file of the catalog with no
+    data (pipelines/warehouse/analyst_views.py): the same views, SQL and comments as the file
+    written whole, in the format DuckDB 1.4 opens, reading the warehouse's rows."""
+    targets = [tmp_path / f"copy{i}.duckdb" for i in range(2)]
+    for target in targets:
+        assert publish_now(warehouse.path, target, 30).replaced is None
+    target = targets[1]
+    folder = analyst_parquet_dir(target)
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        tables, views = catalog(con)
+    whole = tmp_path / "whole.duckdb"
+    write_views(whole, statements(folder, load_manifest(folder), tables, views))
+    assert views_file(target) == views_file(whole)
+    assert describe(target) == describe(warehouse.path)
+    names = list(describe(warehouse.path))
+    assert every_row(target, names) == every_row(warehouse.path, names)
+    assert _storage_version(target).startswith(STORAGE_VERSION[:4])
 
 
 def test_a_copy_moved_with_its_folder_reads_from_where_it_is_after_the_next_publish(
