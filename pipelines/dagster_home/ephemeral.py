@@ -24,7 +24,10 @@ from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
 from dagster._core.storage.root import TemporaryLocalArtifactStorage
 from dagster._core.storage.runs import InMemoryRunStorage
 
+from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
 from pipelines.dagster_home.batching import BatchedAssetEvents
+
+read_revision_scripts_once()
 
 
 class BatchingInMemoryEventLogStorage(BatchedAssetEvents, InMemoryEventLogStorage):

@@ -38,7 +38,10 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
 
+from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
 from pipelines.dagster_home.batching import BatchedAssetEvents
+
+read_revision_scripts_once()
 
 DEFAULT_STORAGE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
 DEFAULT_COMPUTE_LOGS = ("dagster._core.storage.local_compute_log_manager", "LocalComputeLogManager")
