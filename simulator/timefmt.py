@@ -64,12 +64,21 @@ def day_text(days: int) -> str:
 
 
 _MINUTE_TEXT = [f"{m // 60:02d}:{m % 60:02d}:" for m in range(1440)]
-_MS_OF_MINUTE_TEXT = [f"{ms // 1000:02d}.{ms % 1000:03d}Z" for ms in range(60_000)]
+# "SS.mmmZ" of each millisecond of a minute: built when first needed, not at import (46 ms, paid
+# by every process that imports the simulator, the CLI's included, most of which never serve).
+_ms_of_minute_text: list[str] | None = None
+
+
+def _ms_texts() -> list[str]:
+    global _ms_of_minute_text
+    if _ms_of_minute_text is None:  # two threads may both build it: the same list either way
+        _ms_of_minute_text = [f"{ms // 1000:02d}.{ms % 1000:03d}Z" for ms in range(60_000)]
+    return _ms_of_minute_text
 
 
 def time_of_day_text(ms_of_day: int) -> str:
     minute, rest = divmod(ms_of_day, 60_000)
-    return _MINUTE_TEXT[minute] + _MS_OF_MINUTE_TEXT[rest]
+    return _MINUTE_TEXT[minute] + _ms_texts()[rest]
 
 
 def instant_text(dt: datetime) -> str:
