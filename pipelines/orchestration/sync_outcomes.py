@@ -60,22 +60,40 @@ def record_step(
     run_id: str,
     part: str | None = None,
 ) -> None:
-    """One row per account of a Dagster step: ok, or failed with its line.
+    """One row per account of a Dagster step: ok, or failed with its line."""
+    record_parts(warehouse, step, {part: outcomes}, tags=tags, run_id=run_id)
+
+
+def record_parts(
+    warehouse: Warehouse,
+    step: str,
+    parts: Mapping[str | None, Sequence[AccountOutcome[Any]]],
+    *,
+    tags: Mapping[str, str],
+    run_id: str,
+) -> None:
+    """``record_step`` of each part of a step (the snapshots' kinds), in one write: a write is
+    an open of the warehouse and a checkpoint, four of them per sync before.
 
     A full disk that failed the step's accounts may fail their record too (or leave it in
     DuckDB's log, unmerged): the accounts' own lines already say the disk is full and where, and
     must not be replaced by the record's. With every account ok, a record that cannot be written
     fails the step."""
-    rows = outcome_rows(
-        sync_id_of(tags, run_id),
-        step,
-        ok=[o.account.name for o in outcomes if o.failure is None],
-        failed=[o.failure for o in outcomes if o.failure is not None],
-        part=part,
-        run_id=run_id,
-    )
+    sync_id = sync_id_of(tags, run_id)
+    rows = [
+        row
+        for part, outcomes in parts.items()
+        for row in outcome_rows(
+            sync_id,
+            step,
+            ok=[o.account.name for o in outcomes if o.failure is None],
+            failed=[o.failure for o in outcomes if o.failure is not None],
+            part=part,
+            run_id=run_id,
+        )
+    ]
     try:
         warehouse.append("sync_outcomes", rows)
     except DiskFull:
-        if all(o.failure is None for o in outcomes):
+        if all(o.failure is None for outcomes in parts.values() for o in outcomes):
             raise

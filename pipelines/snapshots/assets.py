@@ -36,7 +36,7 @@ from pipelines.orchestration.account_work import (
 )
 from pipelines.orchestration.automation import LEDGER, after_ledger_sync
 from pipelines.orchestration.metadata import row_count
-from pipelines.orchestration.sync_outcomes import record_step, sync_id_of
+from pipelines.orchestration.sync_outcomes import record_parts, sync_id_of
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.snapshots.fetch import FetchedSnapshot, SnapshotResult, fetch_snapshot
@@ -158,10 +158,10 @@ def snapshots(
             for failure in failures(these):
                 context.log.error(failure.line())
                 context.log_event(AssetObservation(asset_key=key, metadata=failure.metadata()))
-            record_step(
-                wh, "snapshots", these, tags=context.run.tags, run_id=context.run.run_id,
-                part=endpoint.table,
-            )  # fmt: skip
+        record_parts(
+            wh, "snapshots", {e.table: outcomes[e.table] for e in selected},
+            tags=context.run.tags, run_id=context.run.run_id,
+        )  # fmt: skip
         # A kind no account stored fails the step, once the others are materialized.
         pending = [e for e in selected if outcomes[e.table] and not succeeded(outcomes[e.table])]
         done = [e for e in selected if e not in pending]
