@@ -18,7 +18,13 @@ from pipelines.warehouse.lock import WarehouseBusy
 
 
 class UsageError(Exception):
-    """A bad flag or combination of flags."""
+    """A command that cannot do what it was asked (exit 1): a combination it refuses, a
+    warehouse that is not there yet."""
+
+
+class BadFlag(UsageError):
+    """A flag's value no run could use (a malformed or impossible date range): exit 2, as for
+    an unknown flag (README, Exit codes)."""
 
 
 class RunFailed(RuntimeError):
@@ -45,6 +51,8 @@ def clear_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         typer.echo("creditlens: interrupted", err=True)
         raise typer.Exit(130) from None
+    except BadFlag as exc:
+        fail(str(exc), code=2)
     except KNOWN as exc:
         fail(str(exc) or type(exc).__name__)
     except Exception as exc:  # the last line of defence: still one line, with the kind

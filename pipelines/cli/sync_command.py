@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from pipelines.api.errors import ConfigurationError
-from pipelines.cli.errors import UsageError
+from pipelines.cli.errors import BadFlag, UsageError
 from pipelines.cli.progress_view import sync_progress
 from pipelines.cli.recorded import record_discovery
 from pipelines.cli.runner import RunOutcome, instance, run_job
@@ -69,12 +69,15 @@ def flag_days(since: str | None, until: str | None) -> tuple[date | None, date]:
     anything is read or discovered: a mistyped range is one line at once, not after a history
     search of every account."""
     today = datetime.now(UTC).date()
-    last = parse_day(until, "--until") if until else today
-    first = parse_day(since, "--since") if since else None
+    try:
+        last = parse_day(until, "--until") if until else today
+        first = parse_day(since, "--since") if since else None
+    except ConfigurationError as exc:
+        raise BadFlag(str(exc)) from None
     if first and first > last:
-        raise UsageError(f"--since {first.isoformat()} is after --until {last.isoformat()}")
+        raise BadFlag(f"--since {first.isoformat()} is after --until {last.isoformat()}")
     if last > today:
-        raise UsageError(f"--until {last.isoformat()} is in the future (today is {today})")
+        raise BadFlag(f"--until {last.isoformat()} is in the future (today is {today})")
     return first, last
 
 
