@@ -26,6 +26,7 @@ from pipelines.config.account import AccountSettings
 from pipelines.config.accounts_file import CONFIG_ENV
 from pipelines.config.settings import Settings
 from simulator import Simulator, serve
+from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 
 def run_demo(directory: str, seed: int) -> None:
@@ -80,9 +81,9 @@ def run_demo(directory: str, seed: int) -> None:
             'FROM hidden_movements ORDER BY observed_on"'
         )
     typer.echo(f"done in {time.monotonic() - started:.1f}s. Try:")
+    # Every line of the statement, so what it shows ties out: opening + movements = closing.
     query = (
-        "SELECT month, opening, debits, credits, hidden_movements, closing "
-        "FROM monthly_statement ORDER BY month"
+        f"SELECT month, {', '.join(STATEMENT_MONEY_COLUMNS)} FROM monthly_statement ORDER BY month"
     )
     typer.echo(f'  duckdb -readonly {analyst} "{query}"')
     typer.echo("or, without the DuckDB command-line tool (pip does not install it):")

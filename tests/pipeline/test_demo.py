@@ -44,12 +44,16 @@ def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> No
     suggested = re.findall(r'duckdb -readonly \S+ "([^"]+)"', done.stdout)
     [statement] = [q for q in suggested if "FROM monthly_statement" in q]
     with duckdb.connect(str(analyst), read_only=True) as con:
-        months = [row[0] for row in con.execute(statement).fetchall()]
+        shown = con.execute(statement).fetchall()
+        months = [row[0] for row in shown]
         # The demo's company hides movements of several placements: named, and queryable.
         [movements] = [q for q in suggested if "FROM hidden_movements" in q]
         placements = {row[1] for row in con.execute(movements).fetchall()}
     assert len(months) >= 12
     assert months == sorted(months)
+    # What the suggested query shows ties out on screen: opening + every line shown = closing.
+    for month, opening, *movements, closing in shown:
+        assert opening + sum(movements) == closing, (month, opening, movements, closing)
     assert {"within_tie", "between_entries", "after_last"} <= placements
     _summary_matches_the_table(done.stdout, analyst, demo / "reports")
     # The demo runs the key audit too: its site has the audit page, linked from the index.
