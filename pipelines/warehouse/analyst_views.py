@@ -88,13 +88,15 @@ _written_whole: Counter[str] = Counter()
 
 def write_new_views(
     partial: Path,
+    sql: Sequence[str],
     folder: Path,
     manifest: Manifest,
     tables: Sequence[Relation],
     views: Sequence[Relation],
 ) -> None:
-    """Creates ``partial`` with every statement of ``statements``: written whole the first
-    time a process does it for this catalog, then from the process's empty views file of it."""
+    """Creates ``partial`` as ``sql`` (``statements`` of the arguments) would: written whole the
+    first time a process does it for this catalog, then from the process's empty views file of
+    it."""
     empty_sql = statements(folder, Manifest(), tables, views)  # names no file, so no folder
     key = f"views-{digest(empty_sql)}"
     _written_whole[key] += 1
@@ -105,7 +107,7 @@ def write_new_views(
         except (duckdb.Error, OSError):
             empty = None  # written whole below, which says what is wrong if it fails too
     if empty is None:
-        write_views(partial, statements(folder, manifest, tables, views))
+        write_views(partial, sql)
         return
     filled = [t for t in tables if table_files(manifest, t.name)]
     patch = [s for t in filled for s in table_statements(folder, manifest, t)]

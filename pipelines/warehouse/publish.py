@@ -233,7 +233,7 @@ def _publish(
         write_views(partial, patch, previous=target)
         replaced = tuple(t.name for t in moved)
     else:
-        write_new_views(partial, folder, new, tables, views)
+        write_new_views(partial, sql, folder, new, tables, views)
     parts.fsync_path(partial)
     failpoint("publish")
     os.replace(partial, target)
