@@ -3,14 +3,10 @@ checks that a warehouse or an analyst copy is whole."""
 
 from __future__ import annotations
 
-import atexit
-import functools
 import logging
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -46,24 +42,14 @@ FAST_RETRIES = {
 FAULT_DELAY_S = 5.0
 
 
-@functools.cache
-def _migrated() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="migrated-"))
-    atexit.register(shutil.rmtree, folder, True)
-    # Migrated, as ``ensure`` migrates, without its publish: the analyst copy it would write
-    # beside (~0.2 CPU-s) is never copied, and a publish only reads the warehouse.
-    with Warehouse(folder / "warehouse.duckdb", lock_timeout_s=60).write():
-        pass
-    return folder / "warehouse.duckdb"
-
-
 def empty_warehouse_at(path: Path) -> None:
-    """An empty warehouse at ``path``, every migration applied, as a first sync would create it:
-    made once per test process (~0.3 CPU-s of migrations) and copied. For the tests whose claim
-    is about what the API sends (faults, hostile answers), where a sync creating the file first
-    proves nothing more; the first sync's own creation of a warehouse is tested elsewhere."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_migrated(), path)
+    """An empty warehouse at ``path``, every migration applied, as a first sync creates it (a
+    copy of the process's empty warehouse: pipelines/warehouse/empty.py), without the analyst
+    copy a sync would publish beside it. For the tests whose claim is about what the API sends
+    (faults, hostile answers), where a sync creating the file first proves nothing more; the
+    first sync's own creation of a warehouse is tested elsewhere."""
+    with Warehouse(path, lock_timeout_s=60).write():
+        pass
 
 
 def analyst_copy(settings: Settings) -> Path:

@@ -53,9 +53,9 @@ def _sync(server: HostileServer, warehouse: Warehouse, tmp: Path, first: int, la
 
 
 def _migrated_warehouse(tmp: Path) -> Warehouse:
-    """A migrated empty warehouse, copied (tests/reliability/support.py) rather than migrated
-    anew by the first landing: these tests are about what the landings keep, not the file's
-    creation, which the migration test below and the pipeline's tests cover."""
+    """A migrated empty warehouse made before the first landing (tests/reliability/support.py):
+    these tests are about what the landings keep, not the file's creation, which the migration
+    test below and the pipeline's tests cover."""
     empty_warehouse_at(tmp / "w.duckdb")
     return Warehouse(tmp / "w.duckdb", lock_timeout_s=60)
 
