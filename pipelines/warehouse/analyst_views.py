@@ -109,9 +109,19 @@ def write_new_views(
     if empty is None:
         write_views(partial, sql)
         return
-    filled = [t for t in tables if table_files(manifest, t.name)]
-    patch = [s for t in filled for s in table_statements(folder, manifest, t)]
+    patch, _ = changed_views(folder, Manifest(), manifest, tables)
     write_views(partial, patch, previous=empty)
+
+
+def changed_views(
+    folder: Path, before: Manifest, after: Manifest, tables: Sequence[Relation]
+) -> tuple[list[str], tuple[str, ...]]:
+    """What turns a views file written for ``before`` into one for ``after``, of the same
+    catalog: ``table_statements`` of each table whose files differ, and those tables' names."""
+    moved = [t for t in tables if table_files(before, t.name) != table_files(after, t.name)]
+    return [s for t in moved for s in table_statements(folder, after, t)], tuple(
+        t.name for t in moved
+    )
 
 
 def write_views(partial: Path, sql: Sequence[str], previous: Path | None = None) -> None:

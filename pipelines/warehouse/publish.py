@@ -30,10 +30,9 @@ from pipelines.runtime.processes import process_alive
 from pipelines.warehouse import analyst_parts as parts
 from pipelines.warehouse.analyst_views import (
     catalog_digest,
+    changed_views,
     digest,
     statements,
-    table_files,
-    table_statements,
     write_new_views,
     write_views,
 )
@@ -225,13 +224,11 @@ def _publish(
         return Published(target, 0, unchanged, 0)  # nothing to write: the copy is current
     for name in written:
         parts.fsync_path(folder / name)
-    replaced = None
+    replaced: tuple[str, ...] | None = None
     if old.catalog == new.catalog and old.views_file == parts.file_identity(target) != "":
         # The previous views file is the one the old manifest describes, for this catalog.
-        moved = [t for t in tables if table_files(old, t.name) != table_files(new, t.name)]
-        patch = [s for t in moved for s in table_statements(folder, new, t)]
+        patch, replaced = changed_views(folder, old, new, tables)
         write_views(partial, patch, previous=target)
-        replaced = tuple(t.name for t in moved)
     else:
         write_new_views(partial, sql, folder, new, tables, views)
     parts.fsync_path(partial)
