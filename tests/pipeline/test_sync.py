@@ -201,7 +201,11 @@ def test_snapshots_are_stored_once_until_they_change(
         )
     }
     assert counts == dict.fromkeys(counts, 1)
-    s.sim.clock.advance(timedelta(hours=6))  # new entries: the summary and breakdown change
+    # New usage a second later: the summary and the breakdown change. (Six hours of the clock
+    # brought none when the suite ran late in the UTC evening: the night is quiet, and its
+    # next day is past the sync's default --until, real today.)
+    s.sim.clock.advance(timedelta(seconds=1))
+    s.sim.add_entries_now(s.company, 3)
     run_sync(settings, None, None)
     assert (
         table(settings.warehouse, "SELECT count(DISTINCT content_hash) FROM consumption_snapshots")[
