@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -29,6 +29,7 @@ from benchmarks.harness.machine import use_bytecode_cache
 from pipelines.api.client import PlatformClient
 from pipelines.api.options import ApiSettings
 from pipelines.config.settings import Settings
+from pipelines.runtime.startup import imports_without_gc
 from simulator import Scenario, ServerHandle, Simulator, serve
 
 if TYPE_CHECKING:  # Dagster is imported by the tests that sync, not by every test
@@ -43,7 +44,14 @@ hypothesis_settings.register_profile("ci")
 hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
 
 
+# Collection imports the product and every test module, Dagster's tree included: loaded with
+# the collector paused and frozen after, as a `creditlens` command's imports are
+# (pipelines/runtime/startup.py), so the tests' own collections never walk them again.
+_collecting = ExitStack()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _collecting.enter_context(imports_without_gc())
     # Where PYTHONDONTWRITEBYTECODE is set (as on the machine image this suite grew on), every
     # interpreter the suite starts, each worker and each `python -m pipelines.cli` child, compiled
     # the repository's 300-odd modules from source: 0.2 CPU-s a child, and each worker rewrote
@@ -65,6 +73,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    _collecting.close()  # xdist's controller collects nothing and reaches this too
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _collecting.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from pipelines.config.accounts_file import CONFIG_ENV, DEFAULT_CONFIG
+from pipelines.runtime.startup import imports_without_gc
 
 # The audit's own modules (its probes, rich, the warehouse, Settings) are imported when the
 # command runs, not when the CLI loads: every other command, and `--help`, would pay for them.
@@ -120,12 +121,13 @@ def audit(
     characters, never in clear. Without --inventory, an accounts file (CREDITLENS_CONFIG or
     ./creditlens.toml) gives one key per account.
     """
-    from pipelines.audit.baseline import load_baseline
-    from pipelines.audit.inventory import InventoryError
-    from pipelines.audit.report import exit_code
-    from pipelines.audit.run import run_audit
-    from pipelines.config.settings import Settings
-    from pipelines.warehouse.severity import Severity
+    with imports_without_gc():
+        from pipelines.audit.baseline import load_baseline
+        from pipelines.audit.inventory import InventoryError
+        from pipelines.audit.report import exit_code
+        from pipelines.audit.run import run_audit
+        from pipelines.config.settings import Settings
+        from pipelines.warehouse.severity import Severity
 
     try:
         threshold = Severity.parse(fail_on)

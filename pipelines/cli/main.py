@@ -14,6 +14,7 @@ from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
 from pipelines.cli.audit_command import audit
 from pipelines.cli.errors import clear_errors
+from pipelines.runtime.startup import imports_without_gc
 from simulator.cli import simulate
 
 app = typer.Typer(
@@ -61,11 +62,12 @@ def sync(
     several accounts at once (CREDITLENS_ACCOUNT_CONCURRENCY), then reconcile. An account that
     fails is one line on stderr and exit 1; the others land."""
     with clear_errors():
-        from pipelines.cli.alerts_command import after_sync
-        from pipelines.cli.statements_command import after_sync as close_after_sync
-        from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
-        from pipelines.config.settings import Settings
-        from pipelines.warehouse.publish import publishing_once
+        with imports_without_gc():
+            from pipelines.cli.alerts_command import after_sync
+            from pipelines.cli.statements_command import after_sync as close_after_sync
+            from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
+            from pipelines.config.settings import Settings
+            from pipelines.warehouse.publish import publishing_once
 
         # The alerts and the month close write after the sync: the analyst copy is published
         # once, after all of them.
@@ -108,8 +110,9 @@ def report(
 ) -> None:
     """Build the offline report site from the warehouse alone (no API calls)."""
     with clear_errors():
-        from pipelines.cli.report_command import run_report
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.report_command import run_report
+            from pipelines.config.settings import Settings
 
         result = run_report(Settings.from_env(), month, account, out)
         for notice in result.notices:
@@ -126,7 +129,8 @@ def demo(
 ) -> None:
     """Start the simulator in-process, sync its whole history, and show where everything is."""
     with clear_errors():
-        from pipelines.cli.demo_command import run_demo
+        with imports_without_gc():
+            from pipelines.cli.demo_command import run_demo
 
         run_demo(directory, seed)
 
@@ -147,8 +151,9 @@ def breaks_list(
 ) -> None:
     """Findings of the latest reconciliation of every account, open ones only unless --all."""
     with clear_errors():
-        from pipelines.cli.breaks_command import list_lines
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.breaks_command import list_lines
+            from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
@@ -164,8 +169,9 @@ def breaks_ack(
     """Acknowledge a finding: --fail-on-breaks and the checks stop counting it while its gap
     stays the same."""
     with clear_errors():
-        from pipelines.cli.breaks_command import acknowledge
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.breaks_command import acknowledge
+            from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, reason, ack=True))
 
@@ -176,8 +182,9 @@ def breaks_unack(
 ) -> None:
     """Withdraw an acknowledgement: the finding counts again."""
     with clear_errors():
-        from pipelines.cli.breaks_command import acknowledge
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.breaks_command import acknowledge
+            from pipelines.config.settings import Settings
 
         typer.echo(acknowledge(Settings.from_env(), break_id, None, ack=False))
 
@@ -200,8 +207,9 @@ def alerts_list(
 ) -> None:
     """Alerts firing and not acknowledged, or every alert with --all."""
     with clear_errors():
-        from pipelines.cli.alerts_command import list_lines
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.alerts_command import list_lines
+            from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), show_all, account):
             typer.echo(line)
@@ -214,8 +222,9 @@ def alerts_ack(
 ) -> None:
     """Acknowledge an alert: a state alert is silent until it recovers, an event is closed."""
     with clear_errors():
-        from pipelines.cli.alerts_command import ack
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.alerts_command import ack
+            from pipelines.config.settings import Settings
 
         typer.echo(ack(Settings.from_env(), alert_id, reason))
 
@@ -224,8 +233,9 @@ def alerts_ack(
 def alerts_check() -> None:
     """Evaluate every rule and deliver what is due, without syncing (for cron, and `stale`)."""
     with clear_errors():
-        from pipelines.cli.alerts_command import check_and_deliver
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.alerts_command import check_and_deliver
+            from pipelines.config.settings import Settings
 
         lines, warnings = check_and_deliver(Settings.from_env())
         for line in lines:
@@ -240,8 +250,9 @@ def alerts_test(
 ) -> None:
     """Send a test message to a channel, and say in one line whether it accepted it."""
     with clear_errors():
-        from pipelines.cli.alerts_command import test_line
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.alerts_command import test_line
+            from pipelines.config.settings import Settings
 
         ok, line = test_line(Settings.from_env(), channel)
         typer.echo(line, err=not ok)
@@ -275,8 +286,9 @@ def export_focus(
     """A month's consumption as a FOCUS 1.2 dataset (one row per ledger entry and per hidden
     movement), priced by each account's credit_price in its billing_currency."""
     with clear_errors():
-        from pipelines.cli.export_command import export_lines, run_export_focus
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.export_command import export_lines, run_export_focus
+            from pipelines.config.settings import Settings
 
         result = run_export_focus(Settings.from_env(), month, account, out, file_format.value)
         for line in export_lines(result, month):
@@ -296,8 +308,9 @@ def close(
     """Close every month a sync covered past its grace period (close_after_days), restate the
     closed months whose figures changed, and send them (docs/statements.md)."""
     with clear_errors():
-        from pipelines.cli.statements_command import close as run_close
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.statements_command import close as run_close
+            from pipelines.config.settings import Settings
 
         settings = Settings.from_env().selecting([account] if account else ())
         lines, warnings, ok = run_close(settings, month)
@@ -325,8 +338,9 @@ def statements_list(
     """Every closed month: its version, when it was closed and restated (line by line), and
     where its messages went."""
     with clear_errors():
-        from pipelines.cli.statements_command import list_lines
-        from pipelines.config.settings import Settings
+        with imports_without_gc():
+            from pipelines.cli.statements_command import list_lines
+            from pipelines.config.settings import Settings
 
         for line in list_lines(Settings.from_env(), account):
             typer.echo(line)
