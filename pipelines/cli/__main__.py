@@ -1,3 +1,3 @@
-from pipelines.cli.main import main
+from pipelines.cli.entry import run
 
-main()
+run()

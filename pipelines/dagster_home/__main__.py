@@ -9,6 +9,7 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.config.settings import Settings
 from pipelines.dagster_home.home import home_for
 from pipelines.dagster_home.instance import instance
+from pipelines.runtime.process_exit import leave
 
 
 def main() -> int:
@@ -29,4 +30,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(lambda: sys.exit(main()))

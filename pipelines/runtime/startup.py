@@ -11,7 +11,8 @@ again later, in a process that has been working (a test process running commands
 could keep garbage of that work for good, a connection held open by a cycle among it.
 
 At exit they are unfrozen, so the interpreter's last collection frees them as it would have:
-DuckDB's bindings report every object of theirs still alive then as leaked, on stderr.
+DuckDB's bindings report every object of theirs still alive then as leaked, on stderr. (A
+`creditlens` process whose command is over skips that teardown: pipelines/runtime/process_exit.py.)
 """
 
 from __future__ import annotations

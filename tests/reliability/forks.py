@@ -5,7 +5,7 @@ flushed buffer, as a power cut. But each fresh interpreter spends ~2 CPU-seconds
 and the definitions before its first request, and the kills never land there (they land after a
 ledger request or at a failpoint). So one server process imports what a sync imports, once, and
 forks a new process per command: each fork is a whole process with its own memory, file
-descriptors and locks, running the command's own entry point (``pipelines.cli.main.main``, all
+descriptors and locks, running the command's own entry point (``pipelines.cli.entry.run``, all
 ``python -m pipelines.cli`` does) with its own environment and arguments, killed and reaped like
 any other. The server holds no thread of its own when it forks (it only imported), so nothing a
 fork inherits is half-held.
@@ -27,11 +27,10 @@ import pytest
 
 # Imports what a sync imports, then forks one process per request line (JSON: args, env, log),
 # answering with the fork's pid, then with its exit code as subprocess reports one (-9: killed).
-# A fork leaves the loop by its SystemExit (main's own or the one after it) and ends as a process
-# does, its interpreter torn down.
+# A fork leaves the loop as a `creditlens` process ends (pipelines/runtime/process_exit.py).
 SERVER = """
 import json, os, sys
-from pipelines.cli.main import main
+from pipelines.cli.entry import run
 import pipelines.cli.sync_command
 print("ready", flush=True)
 for line in sys.stdin:
@@ -44,8 +43,7 @@ for line in sys.stdin:
         log = os.open(asked["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        main()  # then exits as `python -m pipelines.cli` does: atexit, flushed streams, its code
-        sys.exit(0)
+        run()  # exits as `python -m pipelines.cli` does: atexit, flushed streams, its code
     print(pid, flush=True)
     print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
