@@ -38,8 +38,14 @@ def default() -> Scenario:
                 entries_per_day=200,
                 hidden_movements=list(DEMO_HIDDEN_MOVEMENTS),
                 breakdown_mismatches=[DEMO_BREAKDOWN_MISMATCH],
-                # yesterday, one agent spends eight times its usual: the demo's spend anomaly
-                spend_spikes=[SpendSpikeSpec(days_ago=1, factor=8.0)],
+                # yesterday, one agent spends eight times its usual: the demo's spend anomaly.
+                # A day is judged once the ledger has an entry of a later day, so in the minutes
+                # after midnight UTC, before today's first entry, the day judged is the one
+                # before yesterday: the same spike there keeps the anomaly in the demo at any hour
+                spend_spikes=[
+                    SpendSpikeSpec(days_ago=1, factor=8.0),
+                    SpendSpikeSpec(days_ago=2, factor=8.0),
+                ],
             ),
             CompanySpec(
                 name="globex",

@@ -8,7 +8,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -17,7 +17,7 @@ import pytest
 from pipelines.cli.sync_command import run_sync
 from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
-from simulator import HiddenMovementSpec, Scenario
+from simulator import HiddenMovementSpec, Scenario, SubscriptionChange
 from tests.conftest import Simulated, serving
 from tests.pipeline.helpers import cli, cli_in_process, copy_folder, sync_into, table
 
@@ -213,10 +213,18 @@ def test_statement_identity_and_it_equals_sql_over_the_ledger(hidden: Hidden) ->
 def test_enriched_ledger_follows_the_subscription_in_force(
     simulated: Start, creditlens_env: Env
 ) -> None:
-    s = simulated("plan_change")
+    """An entry takes the latest snapshot fetched (a real instant) at or before its createdAt
+    (the simulator's). The plan changes a millisecond after the simulator starts; each clock
+    move below is to the real now, so the entries of the last step fall after the snapshot that
+    saw the change and on a day `--until` (the real today) reaches, at any hour."""
+    upgrade = SubscriptionChange(offset_days=1 / 86_400_000, plan="Scale")
+    s = simulated(Scenario.named("small").with_company("acme", subscription_changes=[upgrade]))
     settings = creditlens_env(s)
-    run_sync(settings, None, None)
-    s.sim.clock.advance(timedelta(days=1, hours=1))
+    run_sync(settings, None, None)  # the first snapshot: the plan before the change
+    s.sim.clock.set(datetime.now(UTC))
+    run_sync(settings, None, None)  # the upgrade observed
+    s.sim.clock.set(datetime.now(UTC))
+    s.sim.add_entries_now(s.company, 3)
     run_sync(settings, None, None)
     rows = table(
         settings.warehouse,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import get_args
@@ -145,3 +146,17 @@ def test_the_readme_documents_every_field_of_a_scenario_file() -> None:
         body = network if name == "NetworkSpec" else sections[where[name]]
         missing += [f"{name}.{f}" for f in model.model_fields if f"`{f}`" not in body]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("hour", [0, 12])
+def test_the_demos_anomaly_is_on_the_day_alerts_judge_at_any_hour(hour: int) -> None:
+    """Alerts judge a day once the ledger has an entry of a later day
+    (pipelines/alerts/evaluate.py): just after midnight UTC, before today's first entry, that is
+    the day before yesterday, and the demo's spike must be there too."""
+    now = datetime(2026, 3, 4, hour, 0, 1, tzinfo=UTC)
+    scenario = Scenario.named("default").with_company("acme", history_days=5)
+    sim = Simulator(scenario, now=now)
+    last = max(e["createdAtText"] for e in sim.truth("acme").entries)
+    judged = date.fromisoformat(last[:10]) - timedelta(days=1)
+    spikes = scenario.company("acme").spend_spikes
+    assert judged in {now.date() - timedelta(days=s.days_ago) for s in spikes}
