@@ -59,8 +59,8 @@ def analyst_parquet_dir(target: Path) -> Path:
 @dataclass(frozen=True)
 class Published:
     """What one publish did: the parts it wrote again, those it kept, the files it deleted, and
-    the tables whose views it replaced in a copy of the previous views file (None: written
-    whole, or not at all)."""
+    the tables whose file lists (their ``parts`` macros) it replaced in a copy of the previous
+    views file (None: written whole, or not at all)."""
 
     target: Path
     rewritten: int

@@ -184,8 +184,9 @@ def test_a_publish_replaces_only_the_changed_tables_views_and_reads_as_a_whole_w
     warehouse: Warehouse, tmp_path: Path
 ) -> None:
     """A daily sync changes a few tables: the new views file is the previous one with their
-    views (and comments) replaced. It must read exactly as a file written whole: every
-    relation, column, type, comment and row, in the format DuckDB 1.4 opens."""
+    macros of files replaced (their views and comments stay). It must read exactly as a file
+    written whole: every relation, column, type, comment and row, in the format DuckDB 1.4
+    opens."""
     publish_now(warehouse.path, warehouse.analyst_copy, 30)
     warehouse.append("sync_outcomes", [outcome(SECOND)])
     done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
@@ -194,7 +195,7 @@ def test_a_publish_replaces_only_the_changed_tables_views_and_reads_as_a_whole_w
     assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
     assert rows(warehouse.analyst_copy, "account_status")  # a view over a replaced view
     assert _storage_version(warehouse.analyst_copy).startswith(STORAGE_VERSION[:4])
-    # Not a file that grows with each publish: DuckDB reuses the blocks a replaced view freed.
+    # Not a file that grows with each publish: DuckDB reuses the blocks a replaced macro freed.
     sizes = []
     for _ in range(4):
         warehouse.append("sync_outcomes", [outcome(MAIN)])
@@ -220,9 +221,16 @@ def test_a_views_file_the_manifest_does_not_describe_is_written_whole(
 
 
 def views_file(path: Path) -> dict[str, list[tuple]]:
-    """Every view's SQL and comment, and every column comment, of a views file."""
+    """Every view's SQL and comment, every column comment, and the macro of each table's files,
+    of a views file."""
     with duckdb.connect(str(path), read_only=True) as con:
         return {
+            "parts": sorted(
+                con.execute(
+                    "SELECT function_name, macro_definition FROM duckdb_functions() "
+                    "WHERE schema_name = 'parts'"
+                ).fetchall()
+            ),
             "views": sorted(
                 con.execute(
                     "SELECT view_name, sql, comment FROM duckdb_views() WHERE NOT internal"
