@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -235,3 +235,32 @@ def creditlens_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[
         return Settings.from_env()
 
     return configure
+
+
+class _Disposable(Protocol):
+    def dispose(self) -> None: ...
+
+
+D = TypeVar("D", bound=_Disposable)
+
+
+class Disposing(Protocol):
+    def __call__(self, thing: D, /) -> D: ...
+
+
+@pytest.fixture
+def disposing() -> Iterator[Disposing]:
+    """Hands back what it is given (a Dagster instance, an event log storage) and disposes of it
+    when the test ends. An in-memory one holds SQLite connections open while it lives, and
+    Dagster's contexts keep it alive after its runs: left to the garbage collector, a
+    connection is closed in whichever thread frees it, and SQLAlchemy logs SQLite's refusal
+    with a traceback into a later test's output (tests/dagster/test_instance_lifetime.py)."""
+    given: list[_Disposable] = []
+
+    def keep(thing: D) -> D:
+        given.append(thing)
+        return thing
+
+    yield keep
+    for thing in reversed(given):
+        thing.dispose()

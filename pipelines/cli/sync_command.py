@@ -164,28 +164,31 @@ def _run_sync(
     first = min(r[0] for r in ranges.values())
     last = max(r[1] for r in ranges.values())
     since_by_account = {n: r[0].isoformat() for n, r in ranges.items() if r[0] > first}
+    ledger_config = {"ledger_entries": {"since": since_by_account}} if since_by_account else None
     syncing = covering(_only(settings, ready), first)
-    dagster_instance = instance(syncing)
-    with sync_progress():
-        synced = run_job(
-            build_definitions(syncing), SYNC_JOB, dagster_instance, first=first, last=last,
-            op_config={"ledger_entries": {"since": since_by_account}} if since_by_account else None,
-            sync_id=sync_id,
-        )  # fmt: skip
-    # One run computes the ledger, then the snapshots of the accounts it landed; the report
-    # reads each step from its own assets.
-    ledger = synced.only({LEDGER.to_user_string()}, checks=True)
-    snapshots = synced.only(TABLES, checks=False)
-    unlanded = [f.account for f in ledger.account_failures()]
-    landed = [a for a in ready if a.name not in unlanded]
-    if landed:
-        defs = build_definitions(_only(settings, landed))
-        reconciliation = run_job(
-            defs, JOBS[2], dagster_instance, sync_id=sync_id,
-            op_config={"reconciliation": {"full_reconcile": True}} if full_reconcile else None,
-        )  # fmt: skip
-    else:
-        reconciliation = RunOutcome(JOBS[2], True)
+    # Disposed when the runs are over: an ephemeral instance holds its in-memory databases'
+    # connections open, and one left to the garbage collector is closed in whichever thread
+    # collects it, where SQLite refuses and SQLAlchemy logs the refusal's traceback.
+    with instance(syncing) as dagster_instance:
+        with sync_progress():
+            synced = run_job(
+                build_definitions(syncing), SYNC_JOB, dagster_instance, first=first, last=last,
+                op_config=ledger_config, sync_id=sync_id,
+            )  # fmt: skip
+        # One run computes the ledger, then the snapshots of the accounts it landed; the report
+        # reads each step from its own assets.
+        ledger = synced.only({LEDGER.to_user_string()}, checks=True)
+        snapshots = synced.only(TABLES, checks=False)
+        unlanded = [f.account for f in ledger.account_failures()]
+        landed = [a for a in ready if a.name not in unlanded]
+        if landed:
+            defs = build_definitions(_only(settings, landed))
+            reconciliation = run_job(
+                defs, JOBS[2], dagster_instance, sync_id=sync_id,
+                op_config={"reconciliation": {"full_reconcile": True}} if full_reconcile else None,
+            )  # fmt: skip
+        else:
+            reconciliation = RunOutcome(JOBS[2], True)
     for step in ("snapshots", "reconciliation"):
         _record(settings, outcome_rows(sync_id, step, skipped=unlanded))
     only = names[0] if len(names) == 1 else None

@@ -14,6 +14,7 @@ from pipelines.config.settings import AUDIT_SECRET_ENV, Settings
 from pipelines.definitions import build_definitions
 from simulator import ServerHandle, Simulator
 from tests.audit.audit_helpers import key_block, write_inventory
+from tests.conftest import Disposing
 from tests.pipeline.helpers import cli, cli_in_process
 
 
@@ -69,9 +70,9 @@ def test_cli_appends_history_and_never_stores_a_key(audit_env: dict[str, str]) -
 
 
 def test_dagster_asset_lands_the_audit_and_its_events_hold_no_key(
-    audit_env: dict[str, str], tmp_path: Path
+    audit_env: dict[str, str], tmp_path: Path, disposing: Disposing
 ) -> None:
-    instance = DagsterInstance.ephemeral()
+    instance = disposing(DagsterInstance.ephemeral())
     outcome = run_job(build_definitions(Settings.from_env()), "key_audit_run", instance)
     meta = outcome.materializations["key_audit"]
     assert meta["keys"] == 2 and meta["fails_high"] is True

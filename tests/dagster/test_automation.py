@@ -28,7 +28,7 @@ from pipelines.cli.runner import QUIET
 from pipelines.definitions import build_definitions
 from pipelines.reports.schedules import daily_refresh
 from pipelines.snapshots.registry import TABLES
-from tests.conftest import Simulated
+from tests.conftest import Disposing, Simulated
 from tests.dagster.support import Env, Start, cli_instance, home, sync_days
 
 REFRESH = {*TABLES, "balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched"}
@@ -99,13 +99,13 @@ def test_a_ledger_sync_requests_the_refresh_and_a_failed_one_does_not(
 
 @pytest.mark.slow
 def test_findings_do_not_hold_the_reports_back(
-    simulated: Start, creditlens_env: Env, tmp_path: Path
+    simulated: Start, creditlens_env: Env, tmp_path: Path, disposing: Disposing
 ) -> None:
     """A reconciliation that finds something is a successful run with red checks: the reports
     build in it and are requested again after the next ledger sync, showing the findings."""
     s = simulated("hidden_movements")
     settings = creditlens_env(s, CREDITLENS_HISTORY_LIMIT="0")
-    dagster_instance = DagsterInstance.ephemeral()
+    dagster_instance = disposing(DagsterInstance.ephemeral())
     defs = build_definitions(settings)
     tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance)
     assert _ui_sync(defs, dagster_instance, s)

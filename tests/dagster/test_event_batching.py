@@ -23,7 +23,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventL
 from pipelines.config.settings import Settings
 from pipelines.dagster_home.ephemeral import BatchingInMemoryEventLogStorage, ephemeral_instance
 from pipelines.dagster_home.storage import BatchingSqliteEventLogStorage
-from tests.conftest import creditlens_variables, serving
+from tests.conftest import Disposing, creditlens_variables, serving
 from tests.dagster.support import LEDGER, Env, Start, run_log, sync_days
 
 DAYS = 12
@@ -48,10 +48,10 @@ def backfill(tmp_path_factory: pytest.TempPathFactory) -> list[EventLogEntry]:
     with serving("small") as s, pytest.MonkeyPatch.context() as monkeypatch:
         for name, value in creditlens_variables(s, folder).items():
             monkeypatch.setenv(name, value)
-        dagster_instance = DagsterInstance.ephemeral()
-        outcome = sync_days(Settings.from_env(), dagster_instance, s.first_day, DAYS)
-        assert outcome.success
-        return run_log(dagster_instance, outcome.run_id)
+        with DagsterInstance.ephemeral() as dagster_instance:
+            outcome = sync_days(Settings.from_env(), dagster_instance, s.first_day, DAYS)
+            assert outcome.success
+            return run_log(dagster_instance, outcome.run_id)
 
 
 def _stored(storage: EventLogStorage, run_id: str, keys: list[AssetKey]) -> dict[str, Any]:
@@ -76,9 +76,9 @@ def _stored(storage: EventLogStorage, run_id: str, keys: list[AssetKey]) -> dict
 
 @pytest.mark.parametrize("pair", [_in_memory, _sqlite], ids=["ephemeral", "sqlite"])
 def test_a_batch_is_stored_as_dagster_stores_each_event(
-    backfill: list[EventLogEntry], pair: Pair, tmp_path: Path
+    backfill: list[EventLogEntry], pair: Pair, tmp_path: Path, disposing: Disposing
 ) -> None:
-    stock, batching = pair(tmp_path)
+    stock, batching = (disposing(storage) for storage in pair(tmp_path))
     run_id = backfill[0].run_id
     keys = sorted(
         {
@@ -98,13 +98,13 @@ def test_a_batch_is_stored_as_dagster_stores_each_event(
 
 
 def test_watchers_of_the_ephemeral_log_hear_each_event_in_order(
-    backfill: list[EventLogEntry],
+    backfill: list[EventLogEntry], disposing: Disposing
 ) -> None:
     run_id = backfill[0].run_id
     heard: dict[str, list[tuple[EventLogEntry, str]]] = {"stock": [], "batching": []}
     for name, storage in (
-        ("stock", InMemoryEventLogStorage()),
-        ("batching", BatchingInMemoryEventLogStorage()),
+        ("stock", disposing(InMemoryEventLogStorage())),
+        ("batching", disposing(BatchingInMemoryEventLogStorage())),
     ):
         storage.watch(
             run_id, None, lambda event, cursor, name=name: heard[name].append((event, cursor))
@@ -119,12 +119,12 @@ def test_watchers_of_the_ephemeral_log_hear_each_event_in_order(
 
 
 def test_the_cli_ephemeral_instance_is_ephemeral_and_batches(
-    simulated: Start, creditlens_env: Env
+    simulated: Start, creditlens_env: Env, disposing: Disposing
 ) -> None:
     """A sync in it records what a sync in Dagster's records: every day materialized once."""
     s = simulated("small")
     settings = creditlens_env(s)
-    dagster_instance = ephemeral_instance()
+    dagster_instance = disposing(ephemeral_instance())
     assert dagster_instance.is_ephemeral
     assert isinstance(dagster_instance.event_log_storage, BatchingInMemoryEventLogStorage)
     outcome = sync_days(settings, dagster_instance, s.first_day, DAYS)

@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from pipelines.dagster_home.ephemeral import ephemeral_instance
 from pipelines.dagster_home.storage import BatchingSqliteEventLogStorage
+from tests.conftest import Disposing
 
 SCRIPTS = Path(dagster.__file__).parent / "_core" / "storage" / "alembic"
 
@@ -33,15 +34,17 @@ def stamped(connection: object) -> list[str]:
 
 def test_an_ephemeral_instance_is_stamped_at_the_head_revision_every_time() -> None:
     for _ in range(3):  # the first reads the scripts, the next ones reuse what it read
-        instance = ephemeral_instance()
-        assert stamped(instance.run_storage._held_conn) == [head()]  # type: ignore[attr-defined]
-        assert stamped(instance.event_log_storage._held_conn) == [head()]  # type: ignore[attr-defined]
+        with ephemeral_instance() as instance:
+            for storage in (instance.run_storage, instance.event_log_storage):
+                assert stamped(storage._held_conn) == [head()]  # type: ignore[attr-defined]
 
 
-def test_a_sqlite_folder_is_stamped_and_reopened_at_the_head_revision(tmp_path: Path) -> None:
+def test_a_sqlite_folder_is_stamped_and_reopened_at_the_head_revision(
+    tmp_path: Path, disposing: Disposing
+) -> None:
     for _ in range(2):  # created, then opened again and checked against the head
-        SqliteRunStorage.from_local(str(tmp_path / "history"))
-        events = BatchingSqliteEventLogStorage(str(tmp_path / "history" / "runs"))
+        disposing(SqliteRunStorage.from_local(str(tmp_path / "history")))
+        events = disposing(BatchingSqliteEventLogStorage(str(tmp_path / "history" / "runs")))
         events.get_records_for_run("no-such-run")
     databases = [tmp_path / "history" / "runs.db", tmp_path / "history" / "runs" / "index.db"]
     for database in databases:

@@ -13,7 +13,7 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
 from pipelines.reports.schedules import monthly_finance_statement
-from tests.conftest import Simulated
+from tests.conftest import Disposing, Simulated
 from tests.pipeline.helpers import cli_in_process
 
 Start = Callable[..., Simulated]
@@ -21,11 +21,14 @@ Env = Callable[..., Settings]
 
 
 @pytest.mark.slow
-def test_report_command_and_daily_refresh(simulated: Start, creditlens_env: Env) -> None:
+def test_report_command_and_daily_refresh(
+    simulated: Start, creditlens_env: Env, disposing: Disposing
+) -> None:
     s = simulated("small")
     settings = creditlens_env(s)
     run_sync(settings, None, None)
-    outcome = run_job(build_definitions(settings), "daily_refresh", DagsterInstance.ephemeral())
+    instance = disposing(DagsterInstance.ephemeral())
+    outcome = run_job(build_definitions(settings), "daily_refresh", instance)
     assert outcome.materializations["reports"]["pages"] > 5
     s.server.stop()  # the report needs no API: stop the server to prove it
     # The command's entry point in-process: its parsing, output and exit code, without a child

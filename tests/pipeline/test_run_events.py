@@ -26,7 +26,7 @@ from pipelines.cli.runner import (
 )
 from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
-from tests.conftest import Simulated
+from tests.conftest import Disposing, Simulated
 
 Start = Callable[..., Simulated]
 Env = Callable[..., Settings]
@@ -50,8 +50,10 @@ def _ledger_events(dagster_instance: DagsterInstance, run_id: str) -> tuple[int,
     )
 
 
-def _run_ledger(settings: Settings, s: Simulated) -> tuple[DagsterInstance, str]:
-    dagster_instance = instance()
+def _run_ledger(
+    settings: Settings, s: Simulated, disposing: Disposing
+) -> tuple[DagsterInstance, str]:
+    dagster_instance = disposing(instance())
     first = s.first_day
     outcome = run_job(
         build_definitions(settings),
@@ -69,12 +71,12 @@ def _clear_switches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_an_ephemeral_run_plans_once_and_still_materializes_every_day(
-    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, disposing: Disposing
 ) -> None:
     _clear_switches(monkeypatch)
     s = simulated("small")
     dagster_instance, run_id = _run_ledger(
-        creditlens_env(s, CREDITLENS_DAGSTER_INSTANCE="ephemeral"), s
+        creditlens_env(s, CREDITLENS_DAGSTER_INSTANCE="ephemeral"), s, disposing
     )
     assert dagster_instance.is_ephemeral
     assert _ledger_events(dagster_instance, run_id) == (1, DAYS)
@@ -84,12 +86,12 @@ def test_an_ephemeral_run_plans_once_and_still_materializes_every_day(
 
 @pytest.mark.slow
 def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
-    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch
+    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, disposing: Disposing
 ) -> None:
     _clear_switches(monkeypatch)
     s = simulated("small")
     settings = creditlens_env(s, persistent_dagster=True)
-    dagster_instance, run_id = _run_ledger(settings, s)
+    dagster_instance, run_id = _run_ledger(settings, s, disposing)
     assert not dagster_instance.is_ephemeral
     assert dagster_instance.root_directory == str(settings.warehouse.parent / ".creditlens-dagster")
     assert _ledger_events(dagster_instance, run_id) == (DAYS, DAYS)
@@ -98,7 +100,11 @@ def test_by_default_the_run_is_kept_beside_the_warehouse_with_per_day_events(
 
 @pytest.mark.slow
 def test_dagster_home_wins_and_keeps_dagsters_per_day_events(
-    simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    simulated: Start,
+    creditlens_env: Env,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    disposing: Disposing,
 ) -> None:
     _clear_switches(monkeypatch)
     s = simulated("small")
@@ -106,7 +112,7 @@ def test_dagster_home_wins_and_keeps_dagsters_per_day_events(
     home = tmp_path / "dagster-home"
     home.mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(home))
-    dagster_instance, run_id = _run_ledger(settings, s)
+    dagster_instance, run_id = _run_ledger(settings, s, disposing)
     assert not dagster_instance.is_ephemeral
     assert dagster_instance.root_directory == str(home)
     assert (home / "dagster.yaml").is_file()  # creditlens's, since the folder had none
