@@ -31,6 +31,7 @@ from pipelines.api.options import ApiSettings
 from pipelines.config.settings import Settings
 from pipelines.runtime.startup import imports_without_gc
 from simulator import Scenario, ServerHandle, Simulator, serve
+from tests import SUITE_VARIABLES
 
 if TYPE_CHECKING:  # Dagster is imported by the tests that sync, not by every test
     from pipelines.cli.sync_report import SyncReport
@@ -183,6 +184,7 @@ def creditlens_variables(
         "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
         "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
         "CREDITLENS_MAX_RETRIES": "8",
+        **SUITE_VARIABLES,
         **({} if persistent_dagster else {"CREDITLENS_DAGSTER_INSTANCE": "ephemeral"}),
         **extra,
     }

@@ -33,6 +33,7 @@ from pipelines.config.values import (
     non_negative_number,
     whole_number,
 )
+from pipelines.warehouse.instances import DUCKDB_THREADS_ENV
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
@@ -120,6 +121,12 @@ class Settings(BaseModel):
     # than the cores; bounded, so a file of 500 accounts does not open 500 syncs at once.
     account_concurrency: Annotated[int, whole_number(), Field(ge=1, le=256)] = env_field(
         "CREDITLENS_ACCOUNT_CONCURRENCY", 8
+    )
+    # Threads each DuckDB query may use (pipelines/warehouse/instances.py reads it when it
+    # starts an instance). None: DuckDB's own default, one per core it detects, which in a
+    # container counts the host's cores, not the container's share.
+    duckdb_threads: Annotated[int, whole_number(), Field(ge=1, le=1024)] | None = env_field(
+        DUCKDB_THREADS_ENV, None
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
     # The accounts file the accounts were read from (CREDITLENS_CONFIG, else ./creditlens.toml

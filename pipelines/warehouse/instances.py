@@ -25,7 +25,12 @@ import duckdb
 
 from pipelines.warehouse.sql_text import literal
 
-__all__ = ["attached"]
+__all__ = ["DUCKDB_THREADS_ENV", "attached"]
+
+# Threads per DuckDB instance, read when one starts; unset, DuckDB's default (a thread per core
+# it detects). Settings declares the variable and refuses a bad value before anything opens the
+# warehouse; one that reaches here anyway is left to DuckDB's default.
+DUCKDB_THREADS_ENV = "CREDITLENS_DUCKDB_THREADS"
 
 # Idle instances kept for reuse: one per thread that opens the warehouse at the same moment (the
 # account workers of an agency's sync); beyond this an instance is closed when its open ends.
@@ -56,7 +61,14 @@ def _take() -> duckdb.DuckDBPyConnection:
     instance = duckdb.connect(":memory:")
     # TIMESTAMPTZ reads back as UTC, not the host's zone (once ICU is loaded: not in config).
     instance.execute("SET GLOBAL TimeZone = 'UTC'")
+    if threads := _threads():
+        instance.execute(f"SET threads = {threads}")
     return instance
+
+
+def _threads() -> int | None:
+    value = os.environ.get(DUCKDB_THREADS_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) >= 1 else None
 
 
 def _give_back(instance: duckdb.DuckDBPyConnection) -> None:

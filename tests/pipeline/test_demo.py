@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from dashboards.pages.findings import placement_text
+from tests import SUITE_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_demo_lands_reports_and_suggests_a_query_that_runs(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREDITLENS_", "DAGSTER_"))}
     env["CREDITLENS_AUDIT_STATE_DIR"] = str(tmp_path / "audit-state")
+    env |= SUITE_VARIABLES
     done = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "demo", "--dir", str(tmp_path / "demo")],
         cwd=tmp_path,

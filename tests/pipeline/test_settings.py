@@ -60,6 +60,7 @@ FULL_ENV = {
     "CREDITLENS_MAX_CONCURRENCY": "16",
     "CREDITLENS_HOST_CONCURRENCY": "48",
     "CREDITLENS_ACCOUNT_CONCURRENCY": "12",
+    "CREDITLENS_DUCKDB_THREADS": "3",
     "CREDITLENS_PROCESSES": "1",
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
@@ -94,6 +95,7 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.owners == "team:finance-data,ops@example.com"
     assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
     assert settings.dagster_instance == "ephemeral"
+    assert settings.duckdb_threads == 3
     assert (str(account.credit_price), account.billing_currency) == ("0.0125", "EUR")
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
@@ -137,6 +139,8 @@ def test_to_env_gives_the_same_settings_back() -> None:
         ("CREDITLENS_DAGSTER_INSTANCE", "memory"),
         ("CREDITLENS_CREDIT_PRICE", "0,0125"),
         ("CREDITLENS_BILLING_CURRENCY", "EU"),
+        ("CREDITLENS_DUCKDB_THREADS", "0"),
+        ("CREDITLENS_DUCKDB_THREADS", "all"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable_and_value(name: str, value: str) -> None:

@@ -95,3 +95,32 @@ def test_a_forked_child_opens_the_warehouse_with_instances_of_its_own(tmp_path: 
     assert os.waitstatus_to_exitcode(status) == 0
     with open_read_only(path, lock_timeout_s=5) as con:  # the parent's instances still serve
         assert con.execute("SELECT n FROM t").fetchall() == [(7,)]
+
+
+THREADS_OF_AN_OPEN = """
+import sys
+from pathlib import Path
+from pipelines.warehouse.read import open_read_only
+with open_read_only(Path(sys.argv[1]), lock_timeout_s=5) as con:
+    print(con.execute("SELECT current_setting('threads')").fetchone()[0])
+"""
+
+
+@pytest.mark.slow
+def test_each_instance_runs_the_threads_the_installation_sets(tmp_path: Path) -> None:
+    """CREDITLENS_DUCKDB_THREADS, read when an instance starts (a fresh process here: this one's
+    instances are warm); unset, DuckDB's own default."""
+    path = tmp_path / "warehouse.duckdb"
+    _write(path, "CREATE TABLE t (n INTEGER)")
+    default = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()
+    env = {k: v for k, v in os.environ.items() if k != "CREDITLENS_DUCKDB_THREADS"}
+    for value, expected in (("3", "3"), (None, str(default[0]) if default else "")):
+        child = env if value is None else {**env, "CREDITLENS_DUCKDB_THREADS": value}
+        done = subprocess.run(
+            [sys.executable, "-c", THREADS_OF_AN_OPEN, str(path)],
+            env=child,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected, value
