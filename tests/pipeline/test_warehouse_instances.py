@@ -112,7 +112,8 @@ def test_each_instance_runs_the_threads_the_installation_sets(tmp_path: Path) ->
     instances are warm); unset, DuckDB's own default."""
     path = tmp_path / "warehouse.duckdb"
     _write(path, "CREATE TABLE t (n INTEGER)")
-    default = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()
+    with duckdb.connect() as con:
+        default = con.execute("SELECT current_setting('threads')").fetchone()
     env = {k: v for k, v in os.environ.items() if k != "CREDITLENS_DUCKDB_THREADS"}
     for value, expected in (("3", "3"), (None, str(default[0]) if default else "")):
         child = env if value is None else {**env, "CREDITLENS_DUCKDB_THREADS": value}
