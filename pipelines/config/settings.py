@@ -33,7 +33,7 @@ from pipelines.config.values import (
     non_negative_number,
     whole_number,
 )
-from pipelines.warehouse.instances import DUCKDB_THREADS_ENV
+from pipelines.warehouse.instances import DUCKDB_THREADS_ENV, parse_duckdb_threads
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
@@ -125,7 +125,7 @@ class Settings(BaseModel):
     # Threads each DuckDB query may use (pipelines/warehouse/instances.py reads it when it
     # starts an instance). None: DuckDB's own default, one per core it detects, which in a
     # container counts the host's cores, not the container's share.
-    duckdb_threads: Annotated[int, whole_number(), Field(ge=1, le=1024)] | None = env_field(
+    duckdb_threads: Annotated[int | None, BeforeValidator(parse_duckdb_threads)] = env_field(
         DUCKDB_THREADS_ENV, None
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)

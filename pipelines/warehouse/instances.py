@@ -25,12 +25,23 @@ import duckdb
 
 from pipelines.warehouse.sql_text import literal
 
-__all__ = ["DUCKDB_THREADS_ENV", "attached"]
+__all__ = ["DUCKDB_THREADS_ENV", "attached", "parse_duckdb_threads"]
 
 # Threads per DuckDB instance, read when one starts; unset, DuckDB's default (a thread per core
-# it detects). Settings declares the variable and refuses a bad value before anything opens the
-# warehouse; one that reaches here anyway is left to DuckDB's default.
+# it detects). Settings declares the variable with the rule below, so a bad value stops a command
+# before anything opens the warehouse; one that reaches here anyway is left to DuckDB's default.
 DUCKDB_THREADS_ENV = "CREDITLENS_DUCKDB_THREADS"
+
+
+def parse_duckdb_threads(value: object) -> int | None:
+    """The threads a value of CREDITLENS_DUCKDB_THREADS asks for; None when it is unset."""
+    text = "" if value is None else str(value).strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("must be a whole number of at least 1")
+    return int(text)
+
 
 # Idle instances kept for reuse: one per thread that opens the warehouse at the same moment (the
 # account workers of an agency's sync); beyond this an instance is closed when its open ends.
@@ -67,8 +78,10 @@ def _take() -> duckdb.DuckDBPyConnection:
 
 
 def _threads() -> int | None:
-    value = os.environ.get(DUCKDB_THREADS_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) >= 1 else None
+    try:
+        return parse_duckdb_threads(os.environ.get(DUCKDB_THREADS_ENV))
+    except ValueError:
+        return None
 
 
 def _give_back(instance: duckdb.DuckDBPyConnection) -> None:
