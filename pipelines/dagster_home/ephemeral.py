@@ -1,5 +1,6 @@
 """The CLI's ephemeral instance (CREDITLENS_DAGSTER_INSTANCE=ephemeral): Dagster's own, whose
-in-memory event log stores a run's batch of asset events in two transactions.
+in-memory event log stores a run's batch of asset events in two transactions, and whose
+in-memory storages each keep one SQLite connection (pipelines/dagster_home/one_connection.py).
 
 Dagster's in-memory log opens a new SQLite connection, with two PRAGMAs and a transaction, for
 every row it writes, and asks SQLAlchemy whether each table exists for every asset event: a
@@ -11,7 +12,9 @@ are told of each, in order, once its batch is stored, as they are after each eve
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from dagster import DagsterInstance
 from dagster._core.events.log import EventLogEntry
@@ -26,12 +29,19 @@ from dagster._core.storage.runs import InMemoryRunStorage
 
 from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
 from pipelines.dagster_home.batching import BatchedAssetEvents
+from pipelines.dagster_home.one_connection import OneConnection
 
 read_revision_scripts_once()
 
 
-class BatchingInMemoryEventLogStorage(BatchedAssetEvents, InMemoryEventLogStorage):
+class BatchingInMemoryEventLogStorage(BatchedAssetEvents, OneConnection, InMemoryEventLogStorage):
     MIRRORS_INTO_INDEX = False
+
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        """Every read and write of the log (its run and index connections are one database)."""
+        with self._one_transaction() as conn:
+            yield conn
 
     def _stored(self, events: Sequence[EventLogEntry]) -> None:
         """What ``InMemoryEventLogStorage.store_event`` does after storing each event."""
@@ -44,12 +54,19 @@ class BatchingInMemoryEventLogStorage(BatchedAssetEvents, InMemoryEventLogStorag
                     logging.exception("a watcher of run %s failed on an event", event.run_id)
 
 
+class OneConnectionRunStorage(OneConnection, InMemoryRunStorage):
+    @contextmanager
+    def connect(self) -> Iterator[Any]:
+        with self._one_transaction() as conn:
+            yield conn
+
+
 def ephemeral_instance() -> DagsterInstance:
     """``DagsterInstance.ephemeral()``, but for its event log."""
     return DagsterInstance(
         instance_type=InstanceType.EPHEMERAL,
         local_artifact_storage=TemporaryLocalArtifactStorage(),
-        run_storage=InMemoryRunStorage(),
+        run_storage=OneConnectionRunStorage(),
         event_storage=BatchingInMemoryEventLogStorage(),
         compute_log_manager=NoOpComputeLogManager(),
         run_coordinator=DefaultRunCoordinator(),

@@ -29,7 +29,10 @@ def _open_connections() -> list[str]:
     for instance in (o for o in gc.get_objects() if isinstance(o, DagsterInstance)):
         for storage in (instance.run_storage, instance.event_log_storage):
             in_memory = isinstance(storage, InMemoryRunStorage | InMemoryEventLogStorage)
-            if in_memory and not storage._held_conn.closed:  # type: ignore[attr-defined]
+            # Dagster's held connection, and the CLI's one for every statement
+            # (pipelines/dagster_home/one_connection.py).
+            held = [getattr(storage, name, None) for name in ("_held_conn", "_one")]
+            if in_memory and any(c is not None and not c.closed for c in held):
                 found.append(type(storage).__name__)
     return found
 
