@@ -29,19 +29,32 @@ from dagster._core.storage.runs import InMemoryRunStorage
 
 from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
 from pipelines.dagster_home.batching import BatchedAssetEvents
-from pipelines.dagster_home.one_connection import OneConnection
+from pipelines.dagster_home.one_connection import OneConnection, ThroughOneConnection
 
 read_revision_scripts_once()
 
 
-class BatchingInMemoryEventLogStorage(BatchedAssetEvents, OneConnection, InMemoryEventLogStorage):
-    MIRRORS_INTO_INDEX = False
+class OneConnectionEventLogStorage(InMemoryEventLogStorage):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._one = OneConnection(self._engine.url, foreign_keys=True)
 
     @contextmanager
     def _connect(self) -> Iterator[Any]:
         """Every read and write of the log (its run and index connections are one database)."""
-        with self._one_transaction() as conn:
+        with self._one.transaction() as conn:
             yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        return self._one.has_table(table_name)
+
+    def dispose(self) -> None:
+        self._one.close()
+        super().dispose()
+
+
+class BatchingInMemoryEventLogStorage(BatchedAssetEvents, OneConnectionEventLogStorage):
+    MIRRORS_INTO_INDEX = False
 
     def _stored(self, events: Sequence[EventLogEntry]) -> None:
         """What ``InMemoryEventLogStorage.store_event`` does after storing each event."""
@@ -54,11 +67,10 @@ class BatchingInMemoryEventLogStorage(BatchedAssetEvents, OneConnection, InMemor
                     logging.exception("a watcher of run %s failed on an event", event.run_id)
 
 
-class OneConnectionRunStorage(OneConnection, InMemoryRunStorage):
-    @contextmanager
-    def connect(self) -> Iterator[Any]:
-        with self._one_transaction() as conn:
-            yield conn
+class OneConnectionRunStorage(ThroughOneConnection, InMemoryRunStorage):
+    def __init__(self) -> None:
+        super().__init__()
+        self._one = OneConnection(self._engine.url, foreign_keys=True)
 
 
 def ephemeral_instance() -> DagsterInstance:

@@ -1,17 +1,19 @@
-"""One SQLite connection for each in-memory database of the CLI's ephemeral instance.
+"""One SQLite connection per database for the CLI's Dagster storages, in place of one per
+statement.
 
-Dagster's in-memory storages open a new SQLite connection to their database for every read and
-every write (SQLAlchemy's NullPool), and run two PRAGMAs on it each time. A small sync asks them
-some 300 times: about a fifth of its CPU went to the storages, most of it to those connections
-(about 200 ms of a 1 s sync, 120-160 ms with one connection, measured side by side).
+Dagster's SQLite storages, in memory and on disk, open a new connection for every read and every
+write (SQLAlchemy's NullPool): a small sync asked them some 300 times in an ephemeral instance
+(about 200 ms of its 1 s of CPU, 120-160 ms with one connection), and opened its run's event
+file a hundred times in a persistent one. The storages built on this keep one connection per
+database for their life.
 
-Each storage here keeps one connection for its life and hands it out one thread at a time: the
-account workers of an agency's sync record events from their own threads, so the connection is
-opened to be shared between threads (``check_same_thread=False``) and a lock keeps a second
+The connection is opened to be shared between threads (``check_same_thread=False``): the account
+workers of an agency's sync record events from their own threads, and a lock keeps a second
 thread out until the first one's transaction has ended. A block entered inside another on the
 same thread joins its transaction, where Dagster's own code would have opened a second
-connection. The database, its tables and the rows written are Dagster's own: only how a
-statement reaches it changes.
+connection. On disk the databases are in WAL mode, where an idle connection holds no lock, so
+the UI's process reads and writes the same files meanwhile. The databases, tables and rows are
+Dagster's own: only how a statement reaches them changes.
 """
 
 from __future__ import annotations
@@ -22,50 +24,68 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 
 class OneConnection:
-    """Put before an in-memory Dagster storage in the bases; its ``connect`` (or ``_connect``)
-    then yields from ``_one_transaction``."""
+    """A database's one connection, in a transaction for each block, one thread at a time."""
 
-    _engine: Engine  # the storage's own, whose held connection keeps the database alive
-    _one_engine: Engine
-    _one: Connection
-    _one_lock: threading.RLock
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # the storage creates its database
-        self._one_engine = create_engine(
-            self._engine.url, poolclass=StaticPool, connect_args={"check_same_thread": False}
+    def __init__(self, url: str | URL, *, foreign_keys: bool, **connect_args: Any) -> None:
+        """``foreign_keys``: what Dagster's storage of that database sets on every connection it
+        opens (its in-memory ones do; its files do not), set once here."""
+        self._engine = create_engine(
+            url, poolclass=StaticPool, connect_args={**connect_args, "check_same_thread": False}
         )
-        # Dagster sets it on every connection it opens; this one is opened once.
-        event.listen(self._one_engine, "connect", _foreign_keys_on)
-        self._one = self._one_engine.connect()
-        self._one_lock = threading.RLock()
+        if foreign_keys:
+            event.listen(self._engine, "connect", _foreign_keys_on)
+        self._connection = self._engine.connect()
+        self._lock = threading.RLock()
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of the one connection, for a storage's own set-up (Dagster's schema check
+        of a new file) before the first transaction."""
+        return self._engine
+
+    @property
+    def closed(self) -> bool:
+        return self._connection.closed
 
     @contextmanager
-    def _one_transaction(self) -> Iterator[Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """The connection in a transaction, committed as the outermost block ends (rolled back
         if anything escapes it), as Dagster's ``connect`` gives one."""
-        with self._one_lock:
-            if self._one.in_transaction():
-                yield self._one
+        with self._lock:
+            if self._connection.in_transaction():
+                yield self._connection
                 return
-            with self._one.begin():
-                yield self._one
+            with self._connection.begin():
+                yield self._connection
 
     def has_table(self, table_name: str) -> bool:
-        """Asked by the event log (once per table: pipelines/dagster_home/batching.py caches
-        it) through the same connection, not one of its own."""
-        with self._one_transaction() as conn:
+        with self.transaction() as conn:
             return bool(conn.dialect.has_table(conn, table_name))
 
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+            self._engine.dispose()
+
+
+class ThroughOneConnection:
+    """Put before a Dagster SQL run storage in the bases, and set ``_one`` in ``__init__``:
+    every ``connect`` of the storage is a transaction on that connection."""
+
+    _one: OneConnection
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        with self._one.transaction() as conn:
+            yield conn
+
     def dispose(self) -> None:
-        with self._one_lock:
-            self._one.close()
-            self._one_engine.dispose()
+        self._one.close()
         super().dispose()  # type: ignore[misc]
 
 

@@ -8,9 +8,10 @@ two-year backfill, against 2.3 s in an ephemeral instance: benchmarks/RESULTS.md
 a storage whole batches when ``DAGSTER_EVENT_BATCH_SIZE`` is set, but the SQLite storage only
 loops over them. This subclass writes a batch's rows (the run's events, their copy in the index,
 the asset tables) in one transaction per database (pipelines/dagster_home/batching.py), keeps
-each database's engine for the process and remembers which tables exist, instead of building an
-engine for every event and every question: the same two-year backfill then costs what it costs
-in an ephemeral instance (which batches the same way: pipelines/dagster_home/ephemeral.py).
+one connection to each database for the process (pipelines/dagster_home/one_connection.py; the
+run database too) and remembers which tables exist, instead of building an engine and opening
+the file for every event and every question: the same two-year backfill then costs what it
+costs in an ephemeral instance (which batches the same way: pipelines/dagster_home/ephemeral.py).
 
 The files are Dagster's own: only the CLI's process writes through this class, and `dagster dev`
 reads the same folder with the stock storage. ``creditlens_instance`` builds the instance from a
@@ -31,15 +32,15 @@ import yaml
 from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClassData
-from sqlalchemy import create_engine
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy.engine import Connection
 
 from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
 from pipelines.dagster_home.batching import BatchedAssetEvents
+from pipelines.dagster_home.one_connection import OneConnection, ThroughOneConnection
 
 read_revision_scripts_once()
 
@@ -54,35 +55,53 @@ NO_COMPUTE_LOGS = ConfigurableClassData(
 
 class BatchingSqliteEventLogStorage(BatchedAssetEvents, SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
-        self._engines: dict[str, Engine] = {}  # before Dagster's init, which may connect
+        self._shards: dict[str, OneConnection] = {}  # before Dagster's init, which may connect
         super().__init__(base_dir, inst_data)
 
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Connection]:
-        """Dagster's, keeping each database's engine for the process instead of building one
-        per event; connections are still opened and closed each time (no pool), as the UI's
-        process reads the same files."""
+        """Dagster's, through each database's one connection (pipelines/dagster_home/
+        one_connection.py) instead of a new engine and connection per event."""
         with self._db_lock:
-            engine = self._engines.get(shard)
-            if engine is None:
-                engine = create_engine(
+            one = self._shards.get(shard)
+            if one is None:
+                one = self._shards[shard] = OneConnection(
                     self.conn_string_for_shard(shard),
-                    poolclass=NullPool,
-                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+                    foreign_keys=False,
+                    timeout=SQLITE_BUSY_TIMEOUT_SECONDS,
                 )
                 if shard not in self._initialized_dbs:
-                    self._initdb(engine)
+                    self._initdb(one.engine)
                     self._initialized_dbs.add(shard)
-                self._engines[shard] = engine
-            with engine.connect() as conn, conn.begin():
+            with one.transaction() as conn:
                 yield conn
+
+    def dispose(self) -> None:
+        with self._db_lock:
+            for one in self._shards.values():
+                one.close()
+            self._shards.clear()
+        super().dispose()
+
+
+class OneConnectionSqliteRunStorage(ThroughOneConnection, SqliteRunStorage):
+    """Dagster's SQLite run storage through its database's one connection."""
+
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None) -> None:
+        super().__init__(conn_string, inst_data)
+        self._one = OneConnection(
+            conn_string, foreign_keys=False, timeout=SQLITE_BUSY_TIMEOUT_SECONDS
+        )
 
 
 class BatchingSqliteStorage(DagsterSqliteStorage):
-    """Dagster's default SQLite storage with the batching event log above."""
+    """Dagster's default SQLite storage with the batching event log above, and its run storage
+    through one connection."""
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
-        super().__init__(base_dir, inst_data)
+        super().__init__(base_dir, inst_data)  # creates or migrates the run database
+        runs: Any = self._run_storage
+        self._run_storage = OneConnectionSqliteRunStorage(runs._conn_string, runs.inst_data)
         self._event_log_storage = BatchingSqliteEventLogStorage(
             str(Path(base_dir) / "history" / "runs")
         )
