@@ -196,8 +196,9 @@ def _publish(
         tables, views = parts.catalog(con)
         due: dict[str, dict[str, tuple[int, str]]] = {}
         rows = 0
+        found = parts.fingerprints(con, tables)
         for table in tables:
-            now = parts.fingerprints(con, table)
+            now = found[table.name]
             rows += sum(n for n, _ in now.values())
             new.shapes[table.name] = table.shape
             same_shape = old.shapes.get(table.name) == table.shape
