@@ -12,8 +12,7 @@ are told of each, in order, once its batch is stored, as they are after each eve
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from dagster import DagsterInstance
@@ -34,23 +33,16 @@ from pipelines.dagster_home.one_connection import OneConnection, ThroughOneConne
 read_revision_scripts_once()
 
 
-class OneConnectionEventLogStorage(InMemoryEventLogStorage):
+class OneConnectionEventLogStorage(ThroughOneConnection, InMemoryEventLogStorage):
+    """Every read and write of the log through one connection (its run and index connections
+    are one database), its question whether a table exists too."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._one = OneConnection(self._engine.url, foreign_keys=True)
 
-    @contextmanager
-    def _connect(self) -> Iterator[Any]:
-        """Every read and write of the log (its run and index connections are one database)."""
-        with self._one.transaction() as conn:
-            yield conn
-
     def has_table(self, table_name: str) -> bool:
         return self._one.has_table(table_name)
-
-    def dispose(self) -> None:
-        self._one.close()
-        super().dispose()
 
 
 class BatchingInMemoryEventLogStorage(BatchedAssetEvents, OneConnectionEventLogStorage):

@@ -74,8 +74,9 @@ class OneConnection:
 
 
 class ThroughOneConnection:
-    """Put before a Dagster SQL run storage in the bases, and set ``_one`` in ``__init__``:
-    every ``connect`` of the storage is a transaction on that connection."""
+    """Put before an in-memory or SQLite run storage, or the in-memory event log, in the bases,
+    and set ``_one`` in ``__init__``: every connection the storage asks for (``connect`` in a run
+    storage, ``_connect`` in the in-memory event log) is a transaction on that one."""
 
     _one: OneConnection
 
@@ -83,6 +84,8 @@ class ThroughOneConnection:
     def connect(self) -> Iterator[Connection]:
         with self._one.transaction() as conn:
             yield conn
+
+    _connect = connect
 
     def dispose(self) -> None:
         self._one.close()
