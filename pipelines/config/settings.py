@@ -33,7 +33,12 @@ from pipelines.config.values import (
     non_negative_number,
     whole_number,
 )
-from pipelines.warehouse.instances import DUCKDB_THREADS_ENV, parse_duckdb_threads
+from pipelines.warehouse.instances import (
+    DUCKDB_MEMORY_LIMIT_ENV,
+    DUCKDB_THREADS_ENV,
+    parse_duckdb_threads,
+    parse_memory_limit,
+)
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
@@ -127,6 +132,11 @@ class Settings(BaseModel):
     # container counts the host's cores, not the container's share.
     duckdb_threads: Annotated[int | None, BeforeValidator(parse_duckdb_threads)] = env_field(
         DUCKDB_THREADS_ENV, None
+    )
+    # The most memory one DuckDB query may hold before it spills to disk beside the warehouse
+    # (pipelines/warehouse/instances.py applies it at each open). None: each step's own limit.
+    duckdb_memory_limit: Annotated[str | None, BeforeValidator(parse_memory_limit)] = env_field(
+        DUCKDB_MEMORY_LIMIT_ENV, None
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
     # The accounts file the accounts were read from (CREDITLENS_CONFIG, else ./creditlens.toml

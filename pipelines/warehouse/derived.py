@@ -13,7 +13,6 @@ readers and tests that want a read inside the writer's lock.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import duckdb
 import polars as pl
 
 from pipelines.warehouse.connection import frame, open_for_write, transaction
+from pipelines.warehouse.instances import limit_memory
 from pipelines.warehouse.landing import paths_sql
 from pipelines.warehouse.read import open_read_only
 from pipelines.warehouse.rows import insert_dicts, insert_frame
@@ -139,9 +139,7 @@ def _limit_memory(con: duckdb.DuckDBPyConnection, memory_limit: str | None) -> N
     """`memory_limit` (DuckDB's syntax, e.g. '128MB') lowers DuckDB's limit for this connection
     only: rows inserted in a transaction stay in DuckDB's buffers up to the limit."""
     if memory_limit is not None:
-        if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]?i?B", memory_limit):
-            raise ValueError(f"not a DuckDB memory size: {memory_limit!r}")
-        con.execute(f"SET memory_limit = '{memory_limit}'")
+        limit_memory(con, memory_limit)
 
 
 class AccountReplacement:

@@ -6,26 +6,47 @@ A sync opens the warehouse some twenty times (each step, each check, each questi
 asks), and an agency's sync that many times per account, so the instances are kept and reused.
 
 Each instance serves one open at a time and has exactly one file attached while it does: its
-global settings (memory limit, spill folder) are then that open's alone, as they were when every
-open started an instance of its own, and a query of ``information_schema`` sees that file only.
-When the open ends the file is detached, which releases DuckDB's lock on it: between opens this
-process holds nothing, so other processes (a Dagster step, a report) get the warehouse as before.
+memory limit is then that open's alone, as it was when every open started an instance of its
+own, and a query of ``information_schema`` sees that file only. When the open ends the file is
+detached, which releases DuckDB's lock on it: between opens this process holds nothing, so other
+processes (a Dagster step, a report) get the warehouse as before.
+
+The spill folder is the one setting an instance cannot change per open: once DuckDB has spilled
+to it, it refuses to switch ("Cannot switch temporary directory after the current one has been
+used"), which failed large syncs when a warm instance moved from the warehouse to the analyst
+copy. So each instance gets a folder of its own when it starts, beside the files it then serves
+(an instance only serves files of the folder it started for), and never changes it. An instance
+that spilled is closed when its open ends, not kept: DuckDB then removes the folder it made.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 
+from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.sql_text import literal
 
-__all__ = ["DUCKDB_THREADS_ENV", "attached", "parse_duckdb_threads"]
+__all__ = [
+    "DUCKDB_MEMORY_LIMIT_ENV",
+    "DUCKDB_THREADS_ENV",
+    "SPILL_PREFIX",
+    "OutOfMemory",
+    "attached",
+    "limit_memory",
+    "parse_duckdb_threads",
+    "parse_memory_limit",
+    "spilled_instances",
+]
 
 # Threads per DuckDB instance, read when one starts; unset, DuckDB's default (a thread per core
 # it detects). Settings declares the variable with the rule below, so a bad value stops a command
@@ -43,14 +64,103 @@ def parse_duckdb_threads(value: object) -> int | None:
     return int(text)
 
 
+# The most memory any one DuckDB query of creditlens may hold, read when an open sets its limit;
+# unset, each step's own limit (512MB for most opens, less where a step asks for less) applies.
+# Settings declares the variable with the rule below; a bad value that reaches here is ignored.
+DUCKDB_MEMORY_LIMIT_ENV = "CREDITLENS_DUCKDB_MEMORY_LIMIT"
+
+# DuckDB's own units: KB, MB, GB and TB count in thousands, KiB to TiB in 1024s.
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?)B\s*", re.IGNORECASE)
+_POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
+
+
+def parse_memory_limit(value: object) -> str | None:
+    """The size a value of CREDITLENS_DUCKDB_MEMORY_LIMIT asks for, in DuckDB's syntax; None when
+    it is unset."""
+    text = "" if value is None else str(value).strip()
+    if not text:
+        return None
+    if _bytes(text) < 1024 * 1024:
+        raise ValueError("must be a size DuckDB reads, of at least 1MB, such as 512MB or 2GiB")
+    return text.replace(" ", "")
+
+
+def _bytes(size: str) -> int:
+    """``size`` in bytes; 0 when it is not a size DuckDB reads."""
+    match = _SIZE.fullmatch(size)
+    if not match:
+        return 0
+    number, power, binary = match.groups()
+    return int(Decimal(number) * (1024 if binary else 1000) ** _POWERS[power.upper()])
+
+
+def _capped(limit: str) -> str:
+    """``limit``, or the installation's CREDITLENS_DUCKDB_MEMORY_LIMIT where that is lower."""
+    try:
+        cap = parse_memory_limit(os.environ.get(DUCKDB_MEMORY_LIMIT_ENV))
+    except ValueError:
+        return limit
+    return cap if cap is not None and _bytes(cap) < _bytes(limit) else limit
+
+
+def limit_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Sets the open's memory limit (DuckDB's syntax, e.g. '128MB'), lowered to the
+    installation's cap: past it DuckDB spills to the instance's folder."""
+    if not _bytes(limit):
+        raise ValueError(f"not a DuckDB memory size: {limit!r}")
+    con.execute(f"SET memory_limit = {literal(_capped(limit))}")
+
+
+class OutOfMemory(WarehouseError):
+    """DuckDB needed more than its memory limit and could not spill the rest to disk."""
+
+
+def _out_of_memory(path: Path, limit: str) -> OutOfMemory:
+    cap = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, "").strip()
+    if cap and _capped(limit) != limit:
+        remedy = f"raise {DUCKDB_MEMORY_LIMIT_ENV} (now {cap}) or unset it"
+    else:
+        remedy = "free memory on this machine"
+    return OutOfMemory(
+        f"DuckDB ran out of memory ({_capped(limit)} allowed) working on {path}: nothing was "
+        f"changed; {remedy}, then run the command again"
+    )
+
+
+# Each instance's spill folder, in the folder of the files it serves: the process and a count
+# make it its own (two instances sharing one would delete each other's files when they close).
+SPILL_PREFIX = ".creditlens-spill-"
+
+
+@dataclass(frozen=True)
+class _Instance:
+    connection: duckdb.DuckDBPyConnection
+    folder: str  # the folder of the files it serves
+    spill: str  # its spill folder, inside ``folder``, made by DuckDB when it first spills
+
+    def close(self) -> None:
+        """Closing removes the spill folder DuckDB made, with what is in it."""
+        self.connection.close()
+
+
 # Idle instances kept for reuse: one per thread that opens the warehouse at the same moment (the
-# account workers of an agency's sync); beyond this an instance is closed when its open ends.
+# account workers of an agency's sync); beyond this the longest idle is closed. An open takes an
+# idle instance of its file's folder, the most recently used first.
 KEEP_IDLE = 4
 
-_idle: list[duckdb.DuckDBPyConnection] = []
-_inherited: list[list[duckdb.DuckDBPyConnection]] = []
+_idle: list[_Instance] = []
+_inherited: list[list[_Instance]] = []
 _guard = threading.Lock()
 _aliases = itertools.count()
+_spills = itertools.count()
+_spilled = [0]
+
+
+def spilled_instances() -> int:
+    """How many of this process's instances spilled to disk (and were closed for it): what a
+    benchmark or a test reads to know that DuckDB did spill."""
+    with _guard:
+        return _spilled[0]
 
 
 def _forget_in_child() -> None:
@@ -65,16 +175,24 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-def _take() -> duckdb.DuckDBPyConnection:
+def _take(path: Path) -> _Instance:
+    folder = os.path.abspath(path.parent)
     with _guard:
-        if _idle:
-            return _idle.pop()
-    instance = duckdb.connect(":memory:")
-    # TIMESTAMPTZ reads back as UTC, not the host's zone (once ICU is loaded: not in config).
-    instance.execute("SET GLOBAL TimeZone = 'UTC'")
-    if threads := _threads():
-        instance.execute(f"SET threads = {threads}")
-    return instance
+        for index in range(len(_idle) - 1, -1, -1):
+            if _idle[index].folder == folder:
+                return _idle.pop(index)
+    spill = os.path.join(folder, f"{SPILL_PREFIX}{os.getpid()}-{next(_spills)}")
+    connection = duckdb.connect(":memory:")
+    try:
+        # TIMESTAMPTZ reads back as UTC, not the host's zone (once ICU is loaded: not in config).
+        connection.execute("SET GLOBAL TimeZone = 'UTC'")
+        connection.execute(f"SET temp_directory = {literal(spill)}")
+        if threads := _threads():
+            connection.execute(f"SET threads = {threads}")
+    except BaseException:
+        connection.close()
+        raise
+    return _Instance(connection, folder, spill)
 
 
 def _threads() -> int | None:
@@ -84,12 +202,17 @@ def _threads() -> int | None:
         return None
 
 
-def _give_back(instance: duckdb.DuckDBPyConnection) -> None:
+def _give_back(instance: _Instance) -> None:
+    if os.path.isdir(instance.spill):
+        instance.close()  # it spilled: its folder goes with it, not kept for the next open
+        with _guard:
+            _spilled[0] += 1
+        return
     with _guard:
-        if len(_idle) < KEEP_IDLE:
-            _idle.append(instance)
-            return
-    instance.close()
+        _idle.append(instance)
+        longest_idle = _idle.pop(0) if len(_idle) > KEEP_IDLE else None
+    if longest_idle is not None:
+        longest_idle.close()
 
 
 @contextmanager
@@ -99,26 +222,26 @@ def attached(
     """A connection whose unqualified names are ``path``'s tables, for the block. DuckDB's own
     errors (a file that is not a database, a full disk) are raised as they come.
     ``storage_version``: the oldest DuckDB that must read a file created here."""
-    instance = _take()
+    instance = _take(path)
     alias = f"warehouse_{next(_aliases)}"
     try:
-        # The spill folder DuckDB gives a database file of its own: beside it, not the cwd.
-        instance.execute(f"SET temp_directory = {literal(str(path) + '.tmp')}")
-        instance.execute(f"SET memory_limit = {literal(memory_limit)}")
+        limit_memory(instance.connection, memory_limit)
         options = ["READ_ONLY"] if read_only else []
         if storage_version:
             options.append(f"STORAGE_VERSION {literal(storage_version)}")
         mode = f" ({', '.join(options)})" if options else ""
-        instance.execute(f"ATTACH {literal(str(path))} AS {alias}{mode}")
+        instance.connection.execute(f"ATTACH {literal(str(path))} AS {alias}{mode}")
     except BaseException:
         instance.close()
         raise
     failed = True
     try:
-        con = instance.cursor()
+        con = instance.connection.cursor()
         try:
             con.execute(f"USE {alias}")
             yield con
+        except duckdb.OutOfMemoryException:
+            raise _out_of_memory(path, memory_limit) from None
         finally:
             con.close()
         failed = False
@@ -126,12 +249,12 @@ def attached(
         _detach(instance, alias, raise_errors=not failed)
 
 
-def _detach(instance: duckdb.DuckDBPyConnection, alias: str, *, raise_errors: bool) -> None:
+def _detach(instance: _Instance, alias: str, *, raise_errors: bool) -> None:
     """Detaching closes the file (and releases DuckDB's lock on it); an instance that could not
     detach is closed instead, which closes the file all the same. Its error is raised unless
     the block already failed with one of its own."""
     try:
-        instance.execute(f"DETACH {alias}")
+        instance.connection.execute(f"DETACH {alias}")
     except duckdb.Error:
         instance.close()
         if raise_errors:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.warehouse.instances import limit_memory
 from pipelines.warehouse.one_commit import write_each_in_one_commit
 from pipelines.warehouse.rows import count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
@@ -83,7 +84,7 @@ def land_ledgers(
         landings,
         _land_one,
         key=lambda landing: landing.account,
-        setup=lambda con: con.execute(f"SET memory_limit = '{LANDING_MEMORY_LIMIT}'"),
+        setup=lambda con: limit_memory(con, LANDING_MEMORY_LIMIT),
         failpoint_name="transaction",
     )
     return {str(account): result for account, result in landed.items()}

@@ -87,8 +87,8 @@ def _one_transaction(
             try:
                 done[key(item)] = write(con, item)
             except OWN_FAILURES as exc:
-                if is_disk_full(exc):
-                    raise
+                if is_disk_full(exc) or isinstance(exc, duckdb.OutOfMemoryException):
+                    raise  # the installation's, not this account's: nothing is committed
                 raise AccountLeftOut(key(item), exc) from exc
         if failpoint_name is not None:
             failpoint(failpoint_name)

@@ -61,6 +61,7 @@ FULL_ENV = {
     "CREDITLENS_HOST_CONCURRENCY": "48",
     "CREDITLENS_ACCOUNT_CONCURRENCY": "12",
     "CREDITLENS_DUCKDB_THREADS": "3",
+    "CREDITLENS_DUCKDB_MEMORY_LIMIT": "2GiB",
     "CREDITLENS_PROCESSES": "1",
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
@@ -96,6 +97,7 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.dagster_home == Path("/var/lib/creditlens/dagster")
     assert settings.dagster_instance == "ephemeral"
     assert settings.duckdb_threads == 3
+    assert settings.duckdb_memory_limit == "2GiB"
     assert (str(account.credit_price), account.billing_currency) == ("0.0125", "EUR")
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
@@ -141,6 +143,8 @@ def test_to_env_gives_the_same_settings_back() -> None:
         ("CREDITLENS_BILLING_CURRENCY", "EU"),
         ("CREDITLENS_DUCKDB_THREADS", "0"),
         ("CREDITLENS_DUCKDB_THREADS", "all"),
+        ("CREDITLENS_DUCKDB_MEMORY_LIMIT", "half"),
+        ("CREDITLENS_DUCKDB_MEMORY_LIMIT", "100KB"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable_and_value(name: str, value: str) -> None:
