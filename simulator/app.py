@@ -7,7 +7,10 @@ with bytes joined from pre-serialized entries, without building a Request object
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import Callable, Mapping
+from datetime import timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
@@ -245,6 +248,19 @@ async def _send(
     await result(scope, receive, send)
 
 
+# The simulator's controls (simulator/README.md): not part of the platform's API.
+ADMIN = "/_simulator"
+ADMIN_CLOCK = f"{ADMIN}/clock"
+ADMIN_TOP_UP = f"{ADMIN}/top-up"
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def build_app(sim: Simulator) -> Starlette:
     scenario = sim.scenario
     names = scenario.range_params
@@ -276,6 +292,27 @@ def build_app(sim: Simulator) -> Starlette:
         # The API proper is faulted and rate-limited; /openapi.json neither (it needs no key).
         return Route(path, Endpoint(sim, path, handler, faulty, limited=faulty), methods=["GET"])
 
+    async def admin(request: Request) -> Response:
+        """The simulator's own controls (never the platform's API), for whoever runs it on this
+        machine: move the clock forward (``hours``), post a top-up (``company``, ``amount``).
+        Loopback clients only; the past is never rewritten."""
+        client = request.client.host if request.client else ""
+        if not _loopback(client):
+            return problem(403, "The simulator's controls answer loopback clients only.", ADMIN)
+        query = request.query_params
+        try:
+            if request.url.path == ADMIN_CLOCK:
+                hours = float(query.get("hours", "nan"))
+                if not 0 < hours <= 24 * 366:
+                    raise ValueError("hours: a number of hours to move forward, 0 to 8784")
+                sim.clock.advance(timedelta(hours=hours))
+            else:
+                amount = Decimal(query.get("amount", ""))
+                sim.top_up_now(query.get("company", ""), amount)
+        except (ValueError, ArithmeticError, KeyError) as error:
+            return problem(400, str(error).strip("'\""), request.url.path)
+        return Response(dumps({"now": sim.clock.now.isoformat()}), media_type="application/json")
+
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         headers: Mapping[str, str] | None = exc.headers
@@ -292,6 +329,8 @@ def build_app(sim: Simulator) -> Starlette:
             route(SUBSCRIPTION, snapshot(SUBSCRIPTION, sim.subscription, billing=True)),
             route(CAMPAIGN, snapshot(CAMPAIGN, sim.campaigns, billing=False)),
             route(OPENAPI, openapi, faulty=False),  # clients load it once to learn the wire,
+            Route(ADMIN_CLOCK, admin, methods=["POST"]),
+            Route(ADMIN_TOP_UP, admin, methods=["POST"]),
         ],
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )

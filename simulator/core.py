@@ -260,6 +260,20 @@ class Simulator:
                 entries.append((now_ms, "Usage", -cost, what, channel, agent, campaign, None))
             self._ledgers[company].insert_at_now(now_ms, entries)
 
+    def top_up_now(self, company: str, amount: Decimal) -> None:
+        """A credit top-up posted at the clock's now, as the platform's billing page would:
+        nothing before now changes (the walkthrough of docs/alerts.md tops up with it)."""
+        if amount <= 0:
+            raise ValueError("a top-up's amount must be more than 0")
+        with self._lock:
+            now_ms = self.clock.now_ms
+            self._ensure(now_ms)
+            self._ledger(company).insert_at_now(
+                now_ms,
+                [(now_ms, "TopUp", decimal_to_units(amount), "Credit top-up", None, None, None,
+                  None)],
+            )  # fmt: skip
+
     # ground truth -----------------------------------------------------------------------
 
     def truth(self, company: str) -> GroundTruth:

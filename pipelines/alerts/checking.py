@@ -8,20 +8,42 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from pipelines.alerts.evaluate import evaluate
+from pipelines.alerts.evaluate import DEFAULT_GRACE, evaluate
 from pipelines.alerts.observe import Observation
-from pipelines.alerts.state import Change, changes, rows
+from pipelines.alerts.state import DEFAULT_OPEN_FOR, Change, changes, rows
 from pipelines.config.alert_rules import Alerting
+from pipelines.config.settings import Settings
 from pipelines.warehouse.alert_store import NEVER, evaluating
 from pipelines.warehouse.writer import Warehouse
+
+
+@dataclass(frozen=True)
+class Judging:
+    """The installation's settings for judging and wording alerts (README's configuration)."""
+
+    grace: timedelta = DEFAULT_GRACE  # CREDITLENS_ANOMALY_GRACE_HOURS
+    open_for: timedelta = DEFAULT_OPEN_FOR  # CREDITLENS_ANOMALY_OPEN_DAYS
+    site: str = ""  # CREDITLENS_SITE_URL, else the reports folder: named in each message
+
+
+def judging(settings: Settings) -> Judging:
+    """How the installation judges and words its alerts (README's configuration reference)."""
+    site = settings.site_url or str(settings.reports_dir)
+    return Judging(
+        grace=timedelta(hours=float(settings.anomaly_grace_hours)),
+        open_for=timedelta(days=settings.anomaly_open_days),
+        site=site,
+    )
 
 
 @dataclass
 class CheckResult:
     changes: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A rule that could not be evaluated for an account, one line each; the others still were.
+    warnings: list[str] = field(default_factory=list)
     # Per rule and account, what it observed this time (the Dagster checks' evidence).
     observed: dict[tuple[str, str], list[Observation]] = field(default_factory=dict)
 
@@ -31,9 +53,12 @@ def check_rules(
     alerting: Alerting,
     accounts: Sequence[str],
     now: datetime | None = None,
+    judging: Judging | None = None,
 ) -> CheckResult:
-    """Evaluates every rule of ``alerting`` for each of ``accounts`` it applies to."""
+    """Evaluates every rule of ``alerting`` for each of ``accounts`` it applies to; an error in
+    one rule for one account is a warning naming both, and every other rule is still evaluated."""
     now = now or datetime.now(UTC)
+    judging = judging or Judging()
     result = CheckResult()
     path, timeout = warehouse.path, warehouse.lock_timeout_s
     if not alerting.rules or not path.exists():
@@ -47,9 +72,19 @@ def check_rules(
                 before = store.last_evaluated(rule.name, account)
                 first = before == NEVER
                 latest = store.latest(rule.name, account)
-                seen = evaluate(store, rule, account, now)
-                found = changes(rule, account, seen.observations, latest, first)
-                more_events, more_outbox = rows(found, latest, now)
+                try:
+                    seen = evaluate(store, rule, account, now, judging.grace)
+                    found = changes(
+                        rule, account, seen.observations, latest, first, now, judging.open_for
+                    )
+                    more_events, more_outbox = rows(found, now, judging.site)
+                except Exception as exc:  # one rule never stops the others
+                    why = " ".join(str(exc).split()) or "no detail"
+                    result.warnings.append(
+                        f"alert {rule.name}: account {account}: not evaluated "
+                        f"({type(exc).__name__}: {why}); the other rules were"
+                    )
+                    continue
                 events += more_events
                 outbox += more_outbox
                 if first or (seen.data_day is not None and seen.data_day != before):

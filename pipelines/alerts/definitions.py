@@ -30,8 +30,8 @@ from dagster import (
     run_status_sensor,
 )
 
-from pipelines.alerts.checking import check_rules
-from pipelines.alerts.delivery import deliver
+from pipelines.alerts.checking import check_rules, judging
+from pipelines.alerts.delivery import bounds, deliver
 from pipelines.alerts.observe import ERROR_KINDS
 from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
@@ -87,14 +87,15 @@ def build_definitions(settings: Settings) -> Definitions:
     ) -> Iterator[MaterializeResult | AssetCheckResult]:
         with warehouse.step(context, "alerts"):
             store = warehouse.warehouse()
-            result = check_rules(store, config, [a.name for a in settings.accounts])
-            delivery = deliver(store, config)
+            names = [a.name for a in settings.accounts]
+            result = check_rules(store, config, names, judging=judging(settings))
+            delivery = deliver(store, config, bounds=bounds(settings, in_sync=False))
             open_alerts = read_alerts(
                 store.path, store.lock_timeout_s, everything=False, account=None
             )
             if result.changes or delivery.sent:
                 store.publish_analyst_copy()
-        for line in delivery.warnings:
+        for line in [*result.warnings, *delivery.warnings]:
             context.log.warning(line)
         yield MaterializeResult(
             metadata={"changes": len(result.changes), "delivered": len(delivery.sent)}

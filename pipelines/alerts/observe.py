@@ -16,7 +16,11 @@ from decimal import Decimal
 from pipelines.config.alert_rules import Rule
 
 FIRING, OK, HOLD, EVENT = "firing", "ok", "hold", "event"
+# The ends of an alert: recovered (a message says so) and closed (an event whose time is over,
+# or that a person closed by acknowledging it: nothing more to say).
+RECOVERED, CLOSED = "recovered", "closed"
 ERROR_KINDS = frozenset({"balance_below", "runway_below", "sync_failed"})
+Figure = tuple[str, str]  # (label, value) of one line of a message
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,12 @@ class Observation:
     event: str | None = None  # an event kind's identity (a day and value, a break id, a sync)
     present: bool = True
     known_id: str | None = None  # an alert seen before whose value is not observed again
+    figures: tuple[Figure, ...] = ()  # the message's lines, one figure each
+    next_step: str = ""  # what the person who reads the message does next
+    # Levels of one budget crossed at once are one message, the highest level's: the group
+    # (the budget's value) and the level's rank among its levels.
+    group: str | None = None
+    rank: int = 0
 
     @property
     def alert_id(self) -> str:

@@ -8,9 +8,10 @@ import socket
 from datetime import UTC, datetime
 from typing import Any
 
-from pipelines.alerts.checking import check_rules
-from pipelines.alerts.delivery import deliver, try_channel
+from pipelines.alerts.checking import check_rules, judging
+from pipelines.alerts.delivery import bounds, deliver, try_channel
 from pipelines.cli.errors import UsageError
+from pipelines.config.alert_rules import KINDS, THRESHOLD_KINDS
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
 from pipelines.warehouse.alert_read import read_alerts
@@ -53,16 +54,23 @@ def ack(settings: Settings, alert_id: str, reason: str) -> str:
         "measured": None,
         "threshold": None,
     }
-    done = acknowledge(settings.warehouse, settings.lock_timeout_s, alert_id, row)
+    events = frozenset(k for k in KINDS if k not in THRESHOLD_KINDS)
+    done = acknowledge(settings.warehouse, settings.lock_timeout_s, alert_id, row, events)
     if done is None:
         raise UsageError(f"no alert {alert_id!r}: see `creditlens alerts list --all`")
-    rule, account, value, _ = done
+    what = f"{done.rule} on {done.account}" + (f", {done.value}" if done.value else "")
+    if not done.done:
+        raise UsageError(
+            f"alert {alert_id} ({what}) is {done.state}, not firing: an acknowledgement belongs "
+            "to one crossing, and a later one is news again (`creditlens alerts list --all`)"
+        )
     settings.open_warehouse().publish_analyst_copy()
-    what = f"{rule} on {account}" + (f", {value}" if value else "")
-    return f"acknowledged {alert_id} ({what}): silent until it recovers"
+    if done.done == "closed":
+        return f"acknowledged {alert_id} ({what}): closed, nothing more is sent for it"
+    return f"acknowledged {alert_id} ({what}): silent until it recovers (its recovery is sent)"
 
 
-def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
+def check_and_deliver(settings: Settings, *, in_sync: bool = False) -> tuple[list[str], list[str]]:
     """Evaluates every rule, then sends what is due: (lines for stdout, warnings for stderr)."""
     config = alerting(settings)
     if not config.rules:
@@ -70,8 +78,9 @@ def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
             "no alert rules configured: add [[alerts]] to the accounts file (docs/alerts.md)"
         ], []
     warehouse = settings.open_warehouse()
-    result = check_rules(warehouse, config, [a.name for a in settings.accounts])
-    delivery = deliver(warehouse, config)
+    names = [a.name for a in settings.accounts]
+    result = check_rules(warehouse, config, names, judging=judging(settings))
+    delivery = deliver(warehouse, config, bounds=bounds(settings, in_sync=in_sync))
     if result.changes or delivery.sent:
         warehouse.publish_analyst_copy()
     lines = [
@@ -88,7 +97,7 @@ def check_and_deliver(settings: Settings) -> tuple[list[str], list[str]]:
         )
     lines += [f"note: {n}" for n in result.notes]
     lines.append(f"alerts: {len(delivery.sent)} messages delivered")
-    return lines, delivery.warnings
+    return lines, [*result.warnings, *delivery.warnings]
 
 
 def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
@@ -97,7 +106,7 @@ def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
     if not alerting(settings).rules:
         return [], []
     try:
-        lines, warnings = check_and_deliver(settings)
+        lines, warnings = check_and_deliver(settings, in_sync=True)
     except Exception as exc:  # a channel or a rule must never fail the sync
         return [], [f"alerts: not evaluated: {type(exc).__name__}: {exc}"]
     return [line for line in lines if line.startswith("alert ")], warnings

@@ -64,32 +64,44 @@ def sync(
     with clear_errors():
         with imports_without_gc():
             from pipelines.cli.alerts_command import after_sync
+            from pipelines.cli.errors import BadFlag
             from pipelines.cli.statements_command import after_sync as close_after_sync
             from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
             from pipelines.config.settings import Settings
             from pipelines.warehouse.publish import publishing_once
 
         # The alerts and the month close write after the sync: the analyst copy is published
-        # once, after all of them.
+        # once, after all of them. Alerts are evaluated and delivered whatever became of the
+        # sync (a failure is what on-call must hear of); its own failure is raised after them.
+        settings = Settings.from_env()
+        selected = settings.selecting(account or ())
+        report, stopped, failed = None, None, []
         with publishing_once():
-            report = run_sync(
-                Settings.from_env(), since, until, account or (), full_reconcile=full_reconcile
-            )
-            for line in summary_lines(report):
-                typer.echo(line)
-            failed = failure_lines(report)
-            for line in failed:
-                typer.echo(f"creditlens: error: {line}", err=True)
-            selected = Settings.from_env().selecting(account or ())
+            try:
+                report = run_sync(
+                    settings, since, until, account or (), full_reconcile=full_reconcile
+                )
+            except BadFlag:
+                raise  # said before any request: nothing happened to alert about
+            except Exception as exc:
+                stopped = exc
+            else:
+                for line in summary_lines(report):
+                    typer.echo(line)
+                failed = failure_lines(report)
+                for line in failed:
+                    typer.echo(f"creditlens: error: {line}", err=True)
             alert_lines, warnings = after_sync(selected)
-            closed, close_warnings = close_after_sync(selected)
+            closed, close_warnings = close_after_sync(selected) if report else ([], [])
         for line in [*alert_lines, *closed]:
             typer.echo(line)
         for line in [*warnings, *close_warnings]:
             typer.echo(f"creditlens: warning: {line}", err=True)
+        if stopped is not None:
+            raise stopped
     if failed:
         raise typer.Exit(1)
-    if fail_on_breaks and report.has_breaks():
+    if fail_on_breaks and report is not None and report.has_breaks():
         typer.echo(
             "creditlens: reconciliation found unacknowledged breaks (--fail-on-breaks)", err=True
         )

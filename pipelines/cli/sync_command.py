@@ -5,7 +5,8 @@ the reconciliation), each account's failure its own."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
@@ -29,6 +30,7 @@ from pipelines.orchestration.automation import LEDGER
 from pipelines.orchestration.sync_outcomes import outcome_rows
 from pipelines.snapshots.registry import TABLES
 from pipelines.snapshots.schedules import SYNC_JOB
+from pipelines.warehouse.outcome_tables import STEPS
 from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
     WarehouseError,
@@ -135,10 +137,12 @@ def _run_sync(
     settings = settings.selecting(accounts)
     per_account = named_per_account(settings)
     sync_id = f"cli-{uuid.uuid4().hex}"
-    ready, early = _ready_accounts(settings)
+    with _recorded_if_it_fails(settings, sync_id, "settings"):
+        ready, early = _ready_accounts(settings)
     check_writable(settings)
     synced = _read_or_nothing(last_synced_days, settings)
-    histories, failed = discover_new(_only(settings, ready), synced) if ready else ({}, [])
+    with _recorded_if_it_fails(settings, sync_id, "discovery"):
+        histories, failed = discover_new(_only(settings, ready), synced) if ready else ({}, [])
     failed = [replace(f, step="discovery") for f in failed]  # the step's name in sync_outcomes
     _record(settings, _before_runs(sync_id, early, histories, failed))
     # An account whose history an older discovery cut short syncs again from its first day
@@ -202,14 +206,40 @@ def _run_sync(
     )  # fmt: skip
 
 
+@contextmanager
+def _recorded_if_it_fails(settings: Settings, sync_id: str, step: str) -> Iterator[None]:
+    """A step before the runs that fails the whole sync (one account without an accounts file
+    fails fast, with its own line) is recorded in sync_outcomes first, as any account's failure
+    is, so ``account_status`` and the ``sync_failed`` alert see it; then it is raised as it was.
+    A warehouse that cannot take the record (not writable, busy) leaves the failure as it is."""
+    try:
+        yield
+    except Exception as exc:
+        if named_per_account(settings):
+            raise
+        failure = AccountFailure.of(settings.accounts[0].name, step, exc)
+        with suppress(Exception):
+            _record(settings, _before_runs(sync_id, [], {}, [], failure=failure))
+        raise
+
+
 def _before_runs(
     sync_id: str,
     unready: Sequence[AccountFailure],
     histories: dict[str, History],
     undiscovered: Sequence[AccountFailure],
+    *,
+    failure: AccountFailure | None = None,
 ) -> list[dict[str, object]]:
     """What the CLI did before its runs, and the steps an account failing there skips (every
-    account of the sync then has a row for the ledger, whatever happened to it)."""
+    account of the sync then has a row for the ledger, whatever happened to it). ``failure``:
+    the one account's failure that stopped the sync at settings or discovery."""
+    if failure is not None:
+        later = STEPS[STEPS.index(failure.step) + 1 :]
+        rows = outcome_rows(sync_id, failure.step, failed=[failure])
+        for step in later:
+            rows += outcome_rows(sync_id, step, skipped=[failure.account])
+        return rows
     stopped = [f.account for f in unready]
     rows = outcome_rows(sync_id, "settings", failed=unready)
     rows += outcome_rows(sync_id, "discovery", ok=histories, failed=undiscovered, skipped=stopped)

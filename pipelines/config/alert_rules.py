@@ -29,8 +29,9 @@ KINDS = (
     "sync_failed",
     "stale",
 )
-# Kinds that keep a state (ok, firing, recovered); the others fire once per event.
-THRESHOLD_KINDS = frozenset({"balance_below", "runway_below", "budget", "stale"})
+# Kinds that keep a state (ok, firing, recovered); the others fire once per event. A failed sync
+# keeps one per account: firing while its latest attempt failed, recovered at its next success.
+THRESHOLD_KINDS = frozenset({"balance_below", "runway_below", "budget", "stale", "sync_failed"})
 DIMENSIONS = ("account", "agent", "campaign", "channel")
 DEFAULT_RECOVER_MARGIN = Decimal("0.05")
 # The fields each kind takes (besides name, kind, channels, accounts, recover_margin) and which
@@ -46,6 +47,8 @@ KIND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 COMMON = ("name", "kind", "channels", "accounts", "recover_margin")
 NUMBERS = ("threshold", "days", "monthly_limit", "min_credits", "hours", "recover_margin")
+# The numbers a rule divides by or compares with: zero or less would fire always or never.
+POSITIVE = frozenset({"threshold", "days", "monthly_limit", "min_credits", "hours"})
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _RULE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -173,6 +176,8 @@ def _rule(
     for key in NUMBERS:
         if key in table:
             values[key] = _number(table[key], label, where, key)
+            if key in POSITIVE and values[key] <= 0:
+                raise _fail(label, where, f"{key}: must be more than 0, got {table[key]}")
     if "recover_margin" in values and values["recover_margin"] >= 1:
         raise _fail(label, where, "recover_margin: must be below 1 (0.05 is 5%)")
     if "dimension" in table:

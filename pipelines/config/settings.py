@@ -61,6 +61,16 @@ def _owners(value: Any) -> Any:
     return value
 
 
+def _site_url(value: Any) -> Any:
+    """The report site's address: an http(s) URL, named in messages with each account's page."""
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", text):
+            raise ValueError("must be the site's http:// or https:// address")
+        return text
+    return value
+
+
 def _paths(value: Any) -> Any:
     """The audit's scan paths: one variable, separated like PATH (``:``, ``;`` on Windows)."""
     if isinstance(value, str):
@@ -137,6 +147,26 @@ class Settings(BaseModel):
     # (pipelines/warehouse/instances.py applies it at each open). None: each step's own limit.
     duckdb_memory_limit: Annotated[str | None, BeforeValidator(parse_memory_limit)] = env_field(
         DUCKDB_MEMORY_LIMIT_ENV, None
+    )
+    # Alerts (docs/alerts.md). A UTC day is judged for spend anomalies once it is over by this
+    # much (late entries still arriving), in a sync that ran after that.
+    anomaly_grace_hours: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
+        "CREDITLENS_ANOMALY_GRACE_HOURS", Decimal(2)
+    )
+    # A spend anomaly is a notice about a past day: open (listed, its check WARN) this long.
+    anomaly_open_days: PositiveNumber = env_field("CREDITLENS_ANOMALY_OPEN_DAYS", 3.0)
+    # An alert's message still unsent after this long is not sent: recorded as expired.
+    alert_expiry_hours: PositiveNumber = env_field("CREDITLENS_ALERT_EXPIRY_HOURS", 72.0)
+    # How long the delivery after a sync, and a `creditlens alerts check` (or Dagster's delivery
+    # run), may send before leaving the rest in the outbox for the next run.
+    sync_delivery_deadline_s: PositiveNumber = env_field(
+        "CREDITLENS_SYNC_DELIVERY_DEADLINE_S", 30.0
+    )
+    delivery_deadline_s: PositiveNumber = env_field("CREDITLENS_DELIVERY_DEADLINE_S", 300.0)
+    # Where people open the report site (https://...): messages link each account's page.
+    # None: they name the page's path under CREDITLENS_REPORTS_DIR.
+    site_url: Annotated[str | None, BeforeValidator(_site_url)] = env_field(
+        "CREDITLENS_SITE_URL", None
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
     # The accounts file the accounts were read from (CREDITLENS_CONFIG, else ./creditlens.toml

@@ -33,6 +33,7 @@ class Latest:
     seq: int  # the highest seq of the alert, acknowledgements included
     acknowledged: bool
     value: str | None = None  # its dimension value
+    fired_at: datetime | None = None  # when its latest change (acknowledgements aside) was made
 
 
 class AlertStore:
@@ -59,14 +60,16 @@ class AlertStore:
         """Each alert of ``rule`` for ``account`` by alert_id (every alert read at once)."""
         if self._latest is None:
             self._latest = {}
-            for r, acct, alert, state, seq, acked, value in self._con.execute(
+            for r, acct, alert, state, seq, acked, value, at in self._con.execute(
                 "SELECT rule, account, alert_id, "
                 "arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), max(seq), "
                 "coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
                 "> max(seq) FILTER (WHERE state <> 'acknowledged'), false), "
-                "arg_max(dimension_value, seq) FROM alert_events GROUP BY rule, account, alert_id"
+                "arg_max(dimension_value, seq), "
+                "arg_max(occurred_at, seq) FILTER (WHERE state <> 'acknowledged') "
+                "FROM alert_events GROUP BY rule, account, alert_id"
             ).fetchall():
-                latest = Latest(state, int(seq), bool(acked), value)
+                latest = Latest(state, int(seq), bool(acked), value, at)
                 self._latest.setdefault((r, acct), {})[alert] = latest
         return self._latest.get((rule, account), {})
 
@@ -100,43 +103,61 @@ def evaluating(path: Path, lock_timeout_s: float) -> Iterator[AlertStore]:
         yield AlertStore(con)
 
 
+@dataclass(frozen=True)
+class Acknowledged:
+    """What ``acknowledge`` found: the alert, and what it did or why it refused."""
+
+    rule: str
+    kind: str
+    account: str
+    value: str | None
+    state: str  # the alert's state before: only a firing one is acknowledged
+    done: str  # "silenced" (a state alert, until it recovers), "closed" (an event), or ""
+
+
 def acknowledge(
-    path: Path, lock_timeout_s: float, alert_id: str, row: Mapping[str, Any]
-) -> tuple[str, str, str | None, int] | None:
-    """Appends an acknowledgement of ``alert_id`` (``row`` holds its own columns); None when no
-    such alert. Returns the alert's rule, account, dimension value and new seq."""
+    path: Path,
+    lock_timeout_s: float,
+    alert_id: str,
+    row: Mapping[str, Any],
+    events: frozenset[str],
+) -> Acknowledged | None:
+    """Acknowledges a firing, not yet acknowledged alert (``row`` holds the acknowledgement's
+    own columns); None when no such alert. An acknowledgement belongs to the crossing it was
+    made in: one of an alert that is not firing is refused (``done`` empty), and a later
+    crossing is a new one. An event kind (``events``) is closed by it; a state kind is silent
+    until it recovers. Its messages not yet sent are dropped."""
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
         found = con.execute(
             "SELECT arg_max(rule, seq), arg_max(kind, seq), arg_max(account, seq), "
-            "arg_max(dimension_value, seq), max(seq) FROM alert_events WHERE alert_id = ?",
+            "arg_max(dimension_value, seq), max(seq), "
+            "arg_max(state, seq) FILTER (WHERE state <> 'acknowledged'), "
+            "coalesce(max(seq) FILTER (WHERE state = 'acknowledged') "
+            "> max(seq) FILTER (WHERE state <> 'acknowledged'), false) "
+            "FROM alert_events WHERE alert_id = ?",
             [alert_id],
         ).fetchall()[0]
         if found[4] is None:
             return None
-        rule, kind, account, value, seq = found
-        insert_dicts(
-            con,
-            "alert_events",
-            [
-                {
-                    **row,
-                    "event_id": f"{alert_id}/{seq + 1}",
-                    "alert_id": alert_id,
-                    "seq": seq + 1,
-                    "rule": rule,
-                    "kind": kind,
-                    "account": account,
-                    "dimension_value": value,
-                }
-            ],
-        )
-        # An acknowledged alert's messages not yet sent are not sent.
+        rule, kind, account, value, seq, state, acked = found
+        if state != "firing" or acked:
+            return Acknowledged(rule, kind, account, value, "acknowledged" if acked else state, "")
+        closes = kind in events
+        own = {"alert_id": alert_id, "rule": rule, "kind": kind, "account": account,
+               "dimension_value": value}  # fmt: skip
+        added = [{**row, **own, "event_id": f"{alert_id}/{seq + 1}", "seq": seq + 1}]
+        if closes:
+            added.append({
+                **row, **own, "event_id": f"{alert_id}/{seq + 2}", "seq": seq + 2,
+                "state": "closed", "evidence": f"closed by {row['acted_by']}: {row['reason']}",
+            })  # fmt: skip
+        insert_dicts(con, "alert_events", added)
         con.execute(
             "UPDATE alert_outbox SET status = 'sent', last_error = 'acknowledged before sent' "
             "WHERE alert_id = ? AND status = 'pending'",
             [alert_id],
         )
-        return rule, account, value, seq + 1
+        return Acknowledged(rule, kind, account, value, state, "closed" if closes else "silenced")
 
 
 def _each(con: duckdb.DuckDBPyConnection, sql: str, params: list[list[Any]]) -> None:
@@ -153,12 +174,22 @@ class Claimed:
     attempts: int  # including this one
     resend: bool  # an earlier sender claimed it and never said what came of it
     alert_id: str = ""
+    state: str | None = None  # the alert change's state (firing, recovered); None: a statement
+    severity: str | None = None  # error or warn, for an alert
 
 
 # Messages queued with files to attach (month close's statements, pipelines/statements/): their
 # event ids start with one of these, and only a sender that has their files claims them.
 WITH_FILES = ("statement/", "statements/")
-_WITH_FILES_SQL = " OR ".join(f"starts_with(event_id, '{p}')" for p in WITH_FILES)
+_WITH_FILES_SQL = " OR ".join(f"starts_with(o.event_id, '{p}')" for p in WITH_FILES)
+
+
+@dataclass
+class Claim:
+    """A sender's claim: the rows it may send, and those it found too old to send."""
+
+    rows: list[Claimed]
+    expired: list[Claimed]
 
 
 def claim(
@@ -168,28 +199,75 @@ def claim(
     lease: timedelta,
     claimed_by: str,
     with_files: bool = False,
-) -> list[Claimed]:
+    expire_after: timedelta | None = None,
+) -> Claim:
     """Claims every row due (pending and past its backoff, or claimed by a sender whose lease
     ran out), in a write transaction, before anything is sent: the messages with files
-    (``WITH_FILES``) when ``with_files``, else the others."""
+    (``WITH_FILES``) when ``with_files``, else the others. A row queued longer than
+    ``expire_after`` ago is not sent: it is recorded as ``expired`` instead."""
     if not path.exists():
-        return []
+        return Claim([], [])
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
         due = con.execute(
-            "SELECT event_id, channel, title, body, attempts, status = 'sending', alert_id "
-            "FROM alert_outbox WHERE ((status = 'pending' AND "
-            "coalesce(next_attempt_at, enqueued_at) <= ?) OR (status = 'sending' AND "
-            f"claimed_at <= ?)) AND ({_WITH_FILES_SQL}) = ? "
-            "ORDER BY enqueued_at, event_id, channel",
+            "SELECT o.event_id, o.channel, o.title, o.body, o.attempts, o.status = 'sending', "
+            "o.alert_id, e.state, e.severity, o.enqueued_at FROM alert_outbox o "
+            "LEFT JOIN alert_events e ON e.event_id = o.event_id "
+            "WHERE ((o.status = 'pending' AND coalesce(o.next_attempt_at, o.enqueued_at) <= ?) "
+            "OR (o.status = 'sending' AND o.claimed_at <= ?)) "
+            f"AND ({_WITH_FILES_SQL}) = ? ORDER BY o.enqueued_at, o.event_id, o.channel",
             [now, now - lease, with_files],
         ).fetchall()
+        rows = [
+            (Claimed(e, c, t, b, int(n) + 1, bool(r), a, st, sv), q)
+            for e, c, t, b, n, r, a, st, sv, q in due
+        ]
+        old = [c for c, q in rows if expire_after is not None and q < now - expire_after]
+        fresh = [c for c, q in rows if c not in old]
         _each(
             con,
             "UPDATE alert_outbox SET status = 'sending', claimed_at = ?, claimed_by = ?, "
             "attempts = attempts + 1 WHERE event_id = ? AND channel = ?",
-            [[now, claimed_by, e, c] for e, c, *_ in due],
+            [[now, claimed_by, c.event_id, c.channel] for c in fresh],
         )
-    return [Claimed(e, c, t, b, int(n) + 1, bool(s), a) for e, c, t, b, n, s, a in due]
+        _each(
+            con,
+            "UPDATE alert_outbox SET status = 'expired', last_error = ? "
+            "WHERE event_id = ? AND channel = ?",
+            [[f"not sent: queued more than {_hours(expire_after)} before a channel took it",
+              c.event_id, c.channel] for c in old],
+        )  # fmt: skip
+    return Claim(fresh, old)
+
+
+def _hours(span: timedelta | None) -> str:
+    hours = (span or timedelta()).total_seconds() / 3600
+    return f"{hours:g} hours"
+
+
+def renew(
+    path: Path, lock_timeout_s: float, rows: Sequence[Claimed], claimed_by: str, now: datetime
+) -> None:
+    """Renews the lease of rows still claimed by ``claimed_by``: a long batch keeps them."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        _each(
+            con,
+            "UPDATE alert_outbox SET claimed_at = ? WHERE event_id = ? AND channel = ? "
+            "AND status = 'sending' AND claimed_by = ?",
+            [[now, r.event_id, r.channel, claimed_by] for r in rows],
+        )
+
+
+def release(path: Path, lock_timeout_s: float, rows: Sequence[Claimed], claimed_by: str) -> None:
+    """Gives back rows claimed and not tried (the run's deadline came first): pending again,
+    their attempt not counted, due at once for the next sender."""
+    with open_for_write(path, lock_timeout_s) as con, transaction(con):
+        _each(
+            con,
+            "UPDATE alert_outbox SET status = 'pending', attempts = attempts - 1, "
+            "claimed_at = NULL, claimed_by = NULL WHERE event_id = ? AND channel = ? "
+            "AND status = 'sending' AND claimed_by = ?",
+            [[r.event_id, r.channel, claimed_by] for r in rows],
+        )
 
 
 def outbox_row(
@@ -245,21 +323,32 @@ def enqueue(
 def finish(
     path: Path,
     lock_timeout_s: float,
-    sent: Sequence[tuple[str, str, datetime]],
-    failed: Sequence[tuple[str, str, datetime, str]],
-) -> None:
-    """Records what came of claimed rows: (event_id, channel, sent_at) and (event_id, channel,
-    next_attempt_at, error)."""
+    row: Claimed,
+    claimed_by: str,
+    *,
+    sent_at: datetime | None = None,
+    retry_at: datetime | None = None,
+    error: str = "",
+) -> bool:
+    """Records what came of one claimed row, as it happens: sent (``sent_at``), or back to
+    pending until ``retry_at`` with ``error``. Only the sender holding the claim records it: a
+    sender whose lease ran out and whose row another sender took records nothing (False)."""
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        _each(
-            con,
-            "UPDATE alert_outbox SET status = 'sent', sent_at = ?, last_error = NULL "
-            "WHERE event_id = ? AND channel = ?",
-            [[at, e, c] for e, c, at in sent],
-        )
-        _each(
-            con,
-            "UPDATE alert_outbox SET status = 'pending', next_attempt_at = ?, last_error = ? "
-            "WHERE event_id = ? AND channel = ?",
-            [[at, error, e, c] for e, c, at, error in failed],
-        )
+        mine = "event_id = ? AND channel = ? AND status = 'sending' AND claimed_by = ?"
+        key = [row.event_id, row.channel, claimed_by]
+        held = con.execute(f"SELECT count(*) FROM alert_outbox WHERE {mine}", key).fetchone()
+        if not held or not held[0]:
+            return False
+        if sent_at is not None:
+            con.execute(
+                f"UPDATE alert_outbox SET status = 'sent', sent_at = ?, last_error = NULL "
+                f"WHERE {mine}",
+                [sent_at, *key],
+            )
+        else:
+            con.execute(
+                f"UPDATE alert_outbox SET status = 'pending', next_attempt_at = ?, "
+                f"last_error = ? WHERE {mine}",
+                [retry_at, error, *key],
+            )
+        return True

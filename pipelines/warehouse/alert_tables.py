@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pipelines.warehouse.table import ACCOUNT, MONEY, Column, Table, columns
 
-STATES = ("firing", "recovered", "baseline", "acknowledged")
+STATES = ("firing", "recovered", "closed", "baseline", "acknowledged")
 
 ALERT_EVENTS = Table(
     "alert_events",
     "Every change of every alert, never rewritten: a threshold crossed (firing), recovered past "
-    "its margin (recovered), an event seen at a rule's first evaluation and not sent (baseline), "
-    "or an acknowledgement (`creditlens alerts ack`).",
+    "its margin, a failed sync followed by a success or a hidden movement's finding acknowledged "
+    "or gone (recovered), an anomaly past its open days or an event closed by `creditlens alerts "
+    "ack` (closed), an event seen at a rule's first evaluation and not sent (baseline), or an "
+    "acknowledgement (`creditlens alerts ack`).",
     (
         Column(
             "event_id",
@@ -48,7 +50,7 @@ ALERT_EVENTS = Table(
             "2026-11-02`); NULL for the account as a whole (and for a hidden movement, whose "
             "break_id is in the evidence).",
         ),
-        Column("state", "VARCHAR", "firing, recovered, baseline or acknowledged.", True),
+        Column("state", "VARCHAR", "firing, recovered, closed, baseline or acknowledged.", True),
         Column("measured", MONEY, "The value measured: credits, days or hours."),
         Column("threshold", MONEY, "The threshold it was measured against."),
         Column("severity", "VARCHAR", "error (balance, runway, sync) or warn.", True),
@@ -74,7 +76,13 @@ ALERT_OUTBOX = Table(
         Column(
             "channel", "VARCHAR", "The channel's name ([[channels]] name), never its URL.", True
         ),
-        Column("status", "VARCHAR", "pending, sending (claimed) or sent.", True),
+        Column(
+            "status",
+            "VARCHAR",
+            "pending, sending (claimed), sent, or expired (an alert's message still unsent "
+            "after CREDITLENS_ALERT_EXPIRY_HOURS: never sent; last_error says so).",
+            True,
+        ),
         *columns("VARCHAR", True, title="The message's title.", body="The message's text."),
         Column("attempts", "INTEGER", "Sends tried so far.", True),
         Column("enqueued_at", "TIMESTAMPTZ", "When the message was queued (UTC).", True),
@@ -117,7 +125,7 @@ ALERTS = Table(
         *columns("VARCHAR", True, rule="The rule's name.", kind="The rule's kind."),
         ACCOUNT,
         Column("dimension_value", "VARCHAR", "What within the account (alert_events)."),
-        Column("state", "VARCHAR", "firing, recovered or baseline (seen, not sent).", True),
+        Column("state", "VARCHAR", "firing, recovered, closed or baseline (seen, not sent).", True),
         Column("measured", MONEY, "The latest value measured."),
         Column("threshold", MONEY, "Its threshold."),
         Column("severity", "VARCHAR", "error or warn.", True),

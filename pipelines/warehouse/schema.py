@@ -216,6 +216,18 @@ MIGRATIONS: list[Migration] = [
         "incremental reconciliation: reconciliation_carry and ambiguous_tie_days",
         (RECONCILIATION_CARRY, AMBIGUOUS_TIE_DAYS),
     ),
+    # Event alerts piled up, firing forever: every alert now has an end (recovered, or closed
+    # when an anomaly's days are over or a person closes it), and a message queued too long
+    # ago expires instead of arriving weeks late.
+    Migration(
+        15,
+        "alerts: closed alerts, expired messages",
+        statements=(
+            *ALERT_EVENTS.comment_sql(),
+            *ALERT_OUTBOX.comment_sql(),
+            *ALERTS.comment_sql(),
+        ),
+    ),
 ]
 
 

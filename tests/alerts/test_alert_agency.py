@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,10 @@ from tests.alerts.receivers import Received, receivers
 from tests.conftest import Simulated, serving
 from tests.pipeline.helpers import cli_in_process, table
 
-# The simulator starts two days ago at 06:00 UTC: topupco's top-up (its day "-1") lands at noon
-# yesterday, once the clock is moved past it, a day the sync then reads whole.
-START = datetime.combine(datetime.now(UTC).date() - timedelta(days=2), time(6), tzinfo=UTC)
+# The simulator's now is the real now, as the platform's is: spikeco's spike (its day "1") is
+# yesterday, the last UTC day over, which alerts judge at once here (no grace for late entries).
+# topupco is topped up by hand (the simulator's top-up at its now), never in the future.
+START = datetime.now(UTC)
 
 AGENCY = """
 [[accounts]]
@@ -91,6 +93,7 @@ def agency(
             "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
             "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
             "CREDITLENS_MAX_RETRIES": "8",
+            "CREDITLENS_ANOMALY_GRACE_HOURS": "0",
             **{f"{name.upper()}_KEY": key for name, key in keys.items()},
             "CHAT_URL": f"mmost://127.0.0.1:{http_port}/chattoken",
             "MAIL_URL": f"mailto://127.0.0.1:{smtp_port}?from=alerts@example.com&to=ops@example.com",
@@ -135,7 +138,7 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
     assert cli_in_process("alerts", "check", env=env).returncode == 0
     assert received.texts() == []  # nothing changed: nothing sent
 
-    s.sim.clock.advance(timedelta(days=1, hours=8))  # past topupco's top-up, yesterday noon
+    s.sim.top_up_now("topupco", Decimal(20000))
     assert cli_in_process("sync", env=env).returncode == 0
     assert _sent(received) == [("low-balance", "topupco")]
     assert "recovered" in received.http[0][1]["text"] and len(received.mail) == 1

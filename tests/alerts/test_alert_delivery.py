@@ -189,8 +189,8 @@ def test_channel_test_and_no_token_anywhere(setup: Setup) -> None:
     refused = cli_in_process("alerts", "test", "chat", env={**env, "CHAT_URL": "nonsense://x"})
     assert refused.returncode == 1
     assert refused.stderr.strip() == (
-        "channel chat: did not accept the test message: its variable does not hold a URL "
-        "Apprise knows (value not shown)"
+        "channel chat: did not accept the test message: CHAT_URL: it holds no URL Apprise "
+        "knows (value not shown)"
     )
     outputs = [done.stdout, done.stderr, *_check(env)[1:]]
     outputs += [cli_in_process("alerts", "list", "--all", env=env).stdout]
@@ -239,7 +239,7 @@ def test_stale_fires_without_a_sync_and_says_how_long(setup: Setup) -> None:
     env = _env(setup)
     Path(env["CREDITLENS_CONFIG"]).write_text(
         '[[channels]]\nname = "hook"\nurl_env = "HOOK_URL"\n\n'
-        '[[alerts]]\nname = "stale"\nkind = "stale"\nhours = 0\nchannels = ["hook"]\n'
+        '[[alerts]]\nname = "stale"\nkind = "stale"\nhours = 0.0001\nchannels = ["hook"]\n'
     )
     code, out, _ = _check(env)
     assert code == 0 and "alert firing: stale on acme" in out

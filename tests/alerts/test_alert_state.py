@@ -42,12 +42,15 @@ def test_a_threshold_fires_once_holds_and_recovers_once() -> None:
     assert changes(LOW, "acme", [_balance("150")], {}, first=True) == []  # ok and never fired
 
 
-def test_an_acknowledged_alert_queues_nothing_until_it_recovers() -> None:
+def test_an_acknowledgement_never_mutes_a_later_crossing() -> None:
+    """Fired, recovered, acknowledged (by an older version, which allowed it), then below again:
+    the new crossing is news, and is sent."""
     (fired,) = changes(LOW, "acme", [_balance("90")], {}, first=True)
     acked = {fired.observation.alert_id: Latest("recovered", 3, True)}
     again = changes(LOW, "acme", [_balance("90")], acked, first=False)
-    events, outbox = rows(again, acked, NOW)
-    assert [e["state"] for e in events] == ["firing"] and outbox == []
+    events, outbox = rows(again, NOW)
+    assert [e["state"] for e in events] == ["firing"]
+    assert [o["event_id"] for o in outbox] == [f"{fired.observation.alert_id}/4"]
 
 
 def test_events_fire_once_and_the_first_evaluation_sends_only_the_present() -> None:
@@ -55,7 +58,7 @@ def test_events_fire_once_and_the_first_evaluation_sends_only_the_present() -> N
     new = Observation(SPIKES, "acme", "agent a on 2026-03-02", D(9), D(1), EVENT, "", "d2", True)
     found = changes(SPIKES, "acme", [old, new], {}, first=True)
     assert [c.state for c in found] == ["baseline", "firing"]
-    _, outbox = rows(found, {}, NOW)
+    _, outbox = rows(found, NOW)
     assert [o["event_id"] for o in outbox] == [found[1].event_id]
     seen = {c.observation.alert_id: Latest(c.state, 1, False) for c in found}
     assert changes(SPIKES, "acme", [old, new], seen, first=False) == []
