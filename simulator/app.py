@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
@@ -305,6 +305,12 @@ def build_app(sim: Simulator) -> Starlette:
                 hours = float(query.get("hours", "nan"))
                 if not 0 < hours <= 24 * 366:
                     raise ValueError("hours: a number of hours to move forward, 0 to 8784")
+                later = sim.clock.now + timedelta(hours=hours)
+                if later > datetime.now(UTC):
+                    raise ValueError(
+                        f"the clock would pass the real now (it is {sim.clock.now.isoformat()}): "
+                        "a client syncs up to today only, so nothing may happen later"
+                    )
                 sim.clock.advance(timedelta(hours=hours))
             else:
                 amount = Decimal(query.get("amount", ""))

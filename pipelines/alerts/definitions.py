@@ -9,7 +9,9 @@ syncs, WARN for budgets, anomalies, findings and staleness; none blocks (an aler
 a reason to hold back the reports).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
@@ -30,8 +32,8 @@ from dagster import (
     run_status_sensor,
 )
 
-from pipelines.alerts.checking import check_rules, judging
-from pipelines.alerts.delivery import bounds, deliver
+from pipelines.alerts.checking import CheckResult, check_rules, judging
+from pipelines.alerts.delivery import Delivery, bounds, deliver
 from pipelines.alerts.observe import ERROR_KINDS
 from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
@@ -97,28 +99,14 @@ def build_definitions(settings: Settings) -> Definitions:
                 store.publish_analyst_copy()
         for line in [*result.warnings, *delivery.warnings]:
             context.log.warning(line)
-        yield MaterializeResult(
-            metadata={"changes": len(result.changes), "delivered": len(delivery.sent)}
-        )
-        for rule, account, spec in specs:
-            firing = [a for a in open_alerts if (a["rule"], a["account"]) == (rule.name, account)]
-            notes = [
-                n for n in result.notes if n.startswith(f"alert {rule.name}: account {account}:")
-            ]
+        yield MaterializeResult(metadata=materialization_metadata(result, delivery))
+        for verdict in verdicts(config, settings, result, open_alerts):
             yield AssetCheckResult(
-                check_name=spec.name,
-                passed=not firing,
-                severity=(
-                    AssetCheckSeverity.ERROR if rule.kind in ERROR_KINDS
-                    else AssetCheckSeverity.WARN
-                ),
-                metadata={
-                    "firing": len(firing),
-                    "alert_ids": ", ".join(a["alert_id"] for a in firing) or "none",
-                    "evidence": "\n".join(a["evidence"] for a in firing) or "nothing firing",
-                    **({"notes": "\n".join(notes)} if notes else {}),
-                },
-            )  # fmt: skip
+                check_name=verdict.name,
+                passed=verdict.passed,
+                severity=verdict.severity,
+                metadata=verdict.metadata,
+            )
 
     job = define_asset_job(
         JOB, selection=AssetSelection.assets(ASSET), description="Evaluate and deliver alerts."
@@ -139,6 +127,46 @@ def build_definitions(settings: Settings) -> Definitions:
     )
     return Definitions(assets=[alerts], jobs=[job], sensors=[after_reconciliation],
                        schedules=[schedule])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One rule's check for one account after an evaluation: what the asset yields in a run,
+    and what the CLI records in the instance after its own evaluation (pipelines/cli/recorded.py),
+    so the UI tells the same story whichever ran it."""
+
+    name: str
+    passed: bool
+    severity: AssetCheckSeverity
+    metadata: dict[str, str | int]
+
+
+def materialization_metadata(result: CheckResult, delivery: Delivery) -> dict[str, int]:
+    return {"changes": len(result.changes), "delivered": len(delivery.sent)}
+
+
+def verdicts(
+    config: Alerting,
+    settings: Settings,
+    result: CheckResult,
+    open_alerts: Sequence[Mapping[str, Any]],
+) -> list[Verdict]:
+    """Each rule's check for each account: failing while an alert of it is firing and not
+    acknowledged, with the alerts' ids and evidence (and the "no verdict" notes)."""
+    out = []
+    for rule, account, spec in _specs(config, settings):
+        firing = [a for a in open_alerts if (a["rule"], a["account"]) == (rule.name, account)]
+        notes = [n for n in result.notes if n.startswith(f"alert {rule.name}: account {account}:")]
+        severity = AssetCheckSeverity.ERROR if rule.kind in ERROR_KINDS else AssetCheckSeverity.WARN
+        metadata: dict[str, str | int] = {
+            "firing": len(firing),
+            "alert_ids": ", ".join(a["alert_id"] for a in firing) or "none",
+            "evidence": "\n".join(a["evidence"] for a in firing) or "nothing firing",
+        }
+        if notes:
+            metadata["notes"] = "\n".join(notes)
+        out.append(Verdict(spec.name, not firing, severity, metadata))
+    return out
 
 
 def delivery_request(run: DagsterRun) -> RunRequest | SkipReason:

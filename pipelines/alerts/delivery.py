@@ -169,13 +169,16 @@ def send(
     import apprise
     from apprise.plugins.custom_json import NotifyJSON
 
+    malformed = _malformed(url)
+    if malformed:
+        return f"{malformed} (value not shown)"
     with _apprise_heard() as heard:
         try:
             plugin = apprise.Apprise.instantiate(url)
         except Exception:  # a malformed URL: a line, not a traceback
             plugin = None
         if plugin is None:
-            return (_malformed(url) or "it holds no URL Apprise knows") + " (value not shown)"
+            return "it holds no URL Apprise knows (value not shown)"
         if isinstance(plugin, NotifyJSON):
             plugin.payload_extras[PAYLOAD_ID] = event_id
         plugin.request_rate_per_sec = 0  # one message at a time: no throttle to wait for

@@ -10,7 +10,8 @@ happening now (the first evaluation of a rule sends only those).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
 from pipelines.config.alert_rules import Rule
@@ -49,6 +50,16 @@ class Observation:
     @property
     def severity(self) -> str:
         return "error" if self.rule.kind in ERROR_KINDS else "warn"
+
+
+@dataclass
+class Evaluated:
+    """What one rule saw for one account: its observations, what it could not judge, and the
+    last day judged (spend anomalies: where the next evaluation starts)."""
+
+    observations: list[Observation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be judged, and why
+    data_day: date | None = None
 
 
 def alert_id(rule: str, account: str, value: str | None, event: str | None = None) -> str:

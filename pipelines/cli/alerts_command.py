@@ -8,9 +8,11 @@ import socket
 from datetime import UTC, datetime
 from typing import Any
 
-from pipelines.alerts.checking import check_rules, judging
+from pipelines.alerts.checking import CheckResult, check_rules, judging
+from pipelines.alerts.definitions import materialization_metadata, verdicts
 from pipelines.alerts.delivery import bounds, deliver, try_channel
 from pipelines.cli.errors import UsageError
+from pipelines.cli.recorded import record_alerts
 from pipelines.config.alert_rules import KINDS, THRESHOLD_KINDS
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
@@ -65,12 +67,24 @@ def ack(settings: Settings, alert_id: str, reason: str) -> str:
             "to one crossing, and a later one is news again (`creditlens alerts list --all`)"
         )
     settings.open_warehouse().publish_analyst_copy()
+    _record_checks(settings, {"acknowledged": alert_id}, CheckResult(), "alerts ack")
     if done.done == "closed":
         return f"acknowledged {alert_id} ({what}): closed, nothing more is sent for it"
     return f"acknowledged {alert_id} ({what}): silent until it recovers (its recovery is sent)"
 
 
-def check_and_deliver(settings: Settings, *, in_sync: bool = False) -> tuple[list[str], list[str]]:
+def _record_checks(
+    settings: Settings, metadata: dict[str, Any], result: CheckResult, command: str
+) -> None:
+    """The ``alerts`` asset and its checks as this command left them, in the Dagster instance."""
+    config = alerting(settings)
+    found = read_alerts(settings.warehouse, settings.lock_timeout_s, everything=False, account=None)
+    record_alerts(settings, metadata, verdicts(config, settings, result, found), command)
+
+
+def check_and_deliver(
+    settings: Settings, *, in_sync: bool = False, command: str = "alerts check"
+) -> tuple[list[str], list[str]]:
     """Evaluates every rule, then sends what is due: (lines for stdout, warnings for stderr)."""
     config = alerting(settings)
     if not config.rules:
@@ -83,6 +97,7 @@ def check_and_deliver(settings: Settings, *, in_sync: bool = False) -> tuple[lis
     delivery = deliver(warehouse, config, bounds=bounds(settings, in_sync=in_sync))
     if result.changes or delivery.sent:
         warehouse.publish_analyst_copy()
+    _record_checks(settings, materialization_metadata(result, delivery), result, command)
     lines = [
         f"alert {c.state}: {c.observation.rule.name} on {c.observation.account}"
         + (f", {c.observation.value}" if c.observation.value else "")
@@ -106,7 +121,7 @@ def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
     if not alerting(settings).rules:
         return [], []
     try:
-        lines, warnings = check_and_deliver(settings, in_sync=True)
+        lines, warnings = check_and_deliver(settings, in_sync=True, command="sync")
     except Exception as exc:  # a channel or a rule must never fail the sync
         return [], [f"alerts: not evaluated: {type(exc).__name__}: {exc}"]
     return [line for line in lines if line.startswith("alert ")], warnings

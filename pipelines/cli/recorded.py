@@ -17,8 +17,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from dagster import AssetKey, AssetMaterialization
+from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization
 
+from pipelines.alerts.definitions import ASSET as ALERTS_ASSET
+from pipelines.alerts.definitions import Verdict
 from pipelines.audit.assets import audit_metadata
 from pipelines.audit.report import AuditReport
 from pipelines.config.settings import Settings
@@ -37,21 +39,36 @@ COMMAND_TAG = "creditlens/command"
 
 
 def record_materialization(
-    settings: Settings, asset: str, metadata: Mapping[str, Any], command: str
+    settings: Settings,
+    asset: str,
+    metadata: Mapping[str, Any],
+    command: str,
+    checks: Sequence[Verdict] = (),
 ) -> bool:
-    """Reports that ``command`` materialized ``asset``; whether it was recorded."""
+    """Reports that ``command`` materialized ``asset`` (and evaluated its ``checks``); whether
+    it was recorded."""
     if home_for(settings) is None:
         return False
     event = AssetMaterialization(
         asset_key=AssetKey(asset),
         description=f"by creditlens {command}",
         metadata=dict(metadata),
-        tags={CLI_RUN_TAG: "true", COMMAND_TAG: command},
+        tags={CLI_RUN_TAG: "true", COMMAND_TAG: command.replace(" ", "-")},
     )
+    evaluations = [
+        AssetCheckEvaluation(
+            asset_key=AssetKey(asset), check_name=check.name, passed=check.passed,
+            severity=check.severity, metadata=dict(check.metadata),
+            description=f"by creditlens {command}",
+        )
+        for check in checks
+    ]  # fmt: skip
     try:
         dagster_instance = instance(settings)
         try:
             dagster_instance.report_runless_asset_event(event)
+            for evaluation in evaluations:
+                dagster_instance.report_runless_asset_event(evaluation)
         finally:
             dagster_instance.dispose()
     except Exception as exc:  # the work is done; only its record in Dagster is missing
@@ -89,3 +106,11 @@ def record_audit(settings: Settings, report: AuditReport) -> bool:
         settings.warehouse, ["key_audit"], lock_timeout_s=settings.lock_timeout_s
     ).get("key_audit", 0)
     return record_materialization(settings, "key_audit", audit_metadata(report, rows), "audit")
+
+
+def record_alerts(
+    settings: Settings, metadata: Mapping[str, Any], checks: Sequence[Verdict], command: str
+) -> bool:
+    """``alerts`` and its checks, after `creditlens sync` or `creditlens alerts check` evaluated
+    and delivered them as the asset does: the UI shows the same pass the CLI ran."""
+    return record_materialization(settings, ALERTS_ASSET, metadata, command, checks)

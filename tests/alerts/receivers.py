@@ -83,3 +83,35 @@ def receivers() -> Iterator[tuple[Received, int, int]]:
         smtp.stop()
         http.shutdown()
         http.server_close()
+
+
+@contextmanager
+def unresponsive(seconds: float = 120.0) -> Iterator[tuple[int, int]]:
+    """(an HTTP port that answers after ``seconds``, an SMTP port that accepts and never greets)
+    for the block: the services a delivery must not wait on past its deadline. Both stop with the
+    block, whatever they are still holding."""
+    done = threading.Event()
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            done.wait(seconds)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    http.daemon_threads = True
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel accepts; nothing ever reads or writes
+    try:
+        yield http.server_address[1], silent.getsockname()[1]
+    finally:
+        done.set()
+        silent.close()
+        http.shutdown()
+        http.server_close()

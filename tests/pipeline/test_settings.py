@@ -62,6 +62,12 @@ FULL_ENV = {
     "CREDITLENS_ACCOUNT_CONCURRENCY": "12",
     "CREDITLENS_DUCKDB_THREADS": "3",
     "CREDITLENS_DUCKDB_MEMORY_LIMIT": "2GiB",
+    "CREDITLENS_ANOMALY_GRACE_HOURS": "0",
+    "CREDITLENS_ANOMALY_OPEN_DAYS": "5",
+    "CREDITLENS_ALERT_EXPIRY_HOURS": "24",
+    "CREDITLENS_SYNC_DELIVERY_DEADLINE_S": "10",
+    "CREDITLENS_DELIVERY_DEADLINE_S": "120",
+    "CREDITLENS_SITE_URL": "https://reports.example.com/creditlens",
     "CREDITLENS_PROCESSES": "1",
     "CREDITLENS_WORKER_MIN_ENTRIES": "500",
     "CREDITLENS_DRIFT_RETRIES": "9",
@@ -98,6 +104,10 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.dagster_instance == "ephemeral"
     assert settings.duckdb_threads == 3
     assert settings.duckdb_memory_limit == "2GiB"
+    assert (str(settings.anomaly_grace_hours), settings.anomaly_open_days) == ("0", 5)
+    assert (settings.alert_expiry_hours, settings.sync_delivery_deadline_s) == (24, 10)
+    assert settings.delivery_deadline_s == 120
+    assert settings.site_url == "https://reports.example.com/creditlens"
     assert (str(account.credit_price), account.billing_currency) == ("0.0125", "EUR")
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
@@ -145,6 +155,11 @@ def test_to_env_gives_the_same_settings_back() -> None:
         ("CREDITLENS_DUCKDB_THREADS", "all"),
         ("CREDITLENS_DUCKDB_MEMORY_LIMIT", "half"),
         ("CREDITLENS_DUCKDB_MEMORY_LIMIT", "100KB"),
+        ("CREDITLENS_ANOMALY_GRACE_HOURS", "-1"),
+        ("CREDITLENS_ANOMALY_OPEN_DAYS", "0"),
+        ("CREDITLENS_ALERT_EXPIRY_HOURS", "a week"),
+        ("CREDITLENS_SYNC_DELIVERY_DEADLINE_S", "0"),
+        ("CREDITLENS_SITE_URL", "reports.example.com"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_its_variable_and_value(name: str, value: str) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from simulator import Scenario, Simulator
 from tests.simulator.conftest import LEDGER, NOW, Start, decimal_json
@@ -86,3 +87,31 @@ def test_subscription_changes_over_successive_days(start: Start) -> None:
     assert included == 50000
     grant = [e for e in sim.truth("acme").entries if e["type"] == "PlanGrant"][-1]
     assert (grant["createdAtText"], grant["amount"]) == ("2025-04-01T00:00:00.000Z", 50000)
+
+
+def test_the_controls_move_the_clock_and_top_up_without_rewriting_the_past(start: Start) -> None:
+    """docs/alerts.md's walkthrough: `POST /_simulator/clock?hours=N` and
+    `POST /_simulator/top-up?company=C&amount=A`, loopback only; the clock never passes the
+    real now, and what was served before is served the same after."""
+    served = start("small")
+    sim = served.sim
+    with served.client() as client:
+        before = client.get(LEDGER, params={**OLD, "pageNumber": 1}).content
+        moved = client.post("/_simulator/clock", params={"hours": 6})
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["now"] == (NOW + timedelta(hours=6)).isoformat()
+        balance = decimal_json(client.get("/Consumption"))["balance"]
+        topped = client.post("/_simulator/top-up", params={"company": "acme", "amount": "2500"})
+        assert topped.status_code == 200, topped.text
+        after = decimal_json(client.get("/Consumption"))["balance"]
+        assert after == balance + 2500
+        last = sim.truth("acme").entries[-1]
+        assert (last["type"], Decimal(last["amount"])) == ("TopUp", Decimal(2500))
+        assert client.get(LEDGER, params={**OLD, "pageNumber": 1}).content == before
+        sim.clock.set(datetime.now(UTC) - timedelta(hours=1))
+        future = client.post("/_simulator/clock", params={"hours": 2})
+        assert future.status_code == 400 and "real now" in future.json()["detail"]
+        for bad in ({"hours": "-1"}, {"hours": "soon"}):
+            assert client.post("/_simulator/clock", params=bad).status_code == 400
+        unknown = client.post("/_simulator/top-up", params={"company": "nobody", "amount": "5"})
+        assert unknown.status_code == 400 and "nobody" in unknown.json()["detail"]
