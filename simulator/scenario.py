@@ -168,8 +168,9 @@ class CompanySpec(_Model):
     # first entry; when non-zero, the ground truth lists it as a hidden movement at position -1.
     opening_balance: Decimal | None = None
     # (from_days_ago, until_days_ago) ranges, inclusive, counted back from the day of the
-    # simulator's initial now: days with no entries at all (no usage, no monthly grant), a dormant
-    # stretch after which activity resumes from the balance it left off at.
+    # simulator's initial now (negative: days still to come, reached as the clock moves): days
+    # with no entries at all (no usage, no monthly grant), a dormant stretch after which
+    # activity resumes from the balance it left off at.
     quiet_days: list[tuple[int, int]] = Field(default_factory=list)
     # True: each quiet stretch is entered at a zero balance and left from zero, as a company
     # whose trial credits expired, then, after its silence, subscribed anew: the last day before
@@ -198,9 +199,9 @@ class CompanySpec(_Model):
     @model_validator(mode="after")
     def _quiet_ranges(self) -> Self:
         for start, end in self.quiet_days:
-            if not 0 <= end <= start:
+            if not end <= start:
                 raise ValueError(
-                    "quiet_days ranges are (from_days_ago, until_days_ago), from >= until >= 0"
+                    "quiet_days ranges are (from_days_ago, until_days_ago), from >= until"
                 )
         return self
 

@@ -21,6 +21,7 @@ from pipelines.alerts.observe import (
     Evaluated,
     Observation,
     above,
+    at_least,
     below,
     credits,
 )
@@ -93,7 +94,7 @@ def _balance(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> Non
         figures.append(("Ledger's closing", f"{credits(ledger['closing'])} on {ledger['day']}"))
     recover_at = rule.threshold * (1 + rule.recover_margin)
     step = (
-        f"top up at least {credits(recover_at - balance)} credits (to {credits(recover_at)}, the "
+        f"top up at least {at_least(recover_at - balance)} credits (to {credits(recover_at)}, the "
         "threshold and its recovery margin), or pause the campaigns spending fastest"
         if balance < recover_at
         else "nothing: the balance is back above the threshold"
@@ -149,7 +150,7 @@ def _runway(store: AlertStore, rule: Rule, account: str, out: Evaluated) -> None
         ("Balance", f"{credits(closing)} credits at the end of {as_of}"),
     )
     step = (
-        f"top up about {credits(need)} credits before {depletion} to cover {credits(rule.days)} "
+        f"top up about {at_least(need)} credits before {depletion} to cover {credits(rule.days)} "
         "days at this burn, or slow the campaigns down"
         if need > 0
         else "nothing: the runway is back above its limit"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from pipelines.config.alert_rules import Rule
 
@@ -80,6 +80,11 @@ def above(measured: Decimal, threshold: Decimal, margin: Decimal) -> str:
     if measured >= threshold:
         return FIRING
     return OK if measured < threshold * (1 - margin) else HOLD
+
+
+def at_least(amount: Decimal) -> str:
+    """An amount a person must reach, rounded up to the cent: following it is always enough."""
+    return credits(amount.quantize(Decimal("0.01"), rounding=ROUND_CEILING))
 
 
 def credits(amount: Decimal | None) -> str:

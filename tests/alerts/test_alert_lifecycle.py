@@ -562,3 +562,61 @@ def test_every_channel_error_names_the_variable_and_why(setup: Setup, value: str
     assert line.startswith("creditlens: warning: alerts: channel hook: 1 message not delivered (")
     assert why in line, line
     assert not url or url not in line
+
+
+# -- docs/alerts.md's walkthrough, as written (9 of the list) ----------------------------------
+
+
+@pytest.mark.slow
+def test_the_walkthrough_burn_alert_top_up_recover(
+    tmp_path: Path, servers: tuple[Received, int, int]
+) -> None:
+    import httpx
+
+    received, http_port, smtp_port = servers
+    received.clear()
+    with serving("alerts", now=datetime.now(UTC) - timedelta(days=3)) as s:
+        burnco = next(c for c in s.sim.companies if c.name == "burnco")
+        config = tmp_path / "creditlens.toml"
+        config.write_text(
+            f'[[accounts]]\nname = "burnco"\nbase_url = "{s.url}"\napi_key_env = "BURNCO_KEY"\n'
+            + CHANNELS
+        )
+        env = {
+            "CREDITLENS_CONFIG": str(config),
+            "CREDITLENS_WAREHOUSE": str(tmp_path / "creditlens.duckdb"),
+            "CREDITLENS_REPORTS_DIR": str(tmp_path / "creditlens-reports"),
+            "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
+            "BURNCO_KEY": next(k.secret for k in burnco.keys if k.label == "primary"),
+            **_urls(http_port, smtp_port),
+        }
+        assert cli_in_process("sync", env=env).returncode == 0
+        ((balance,),) = table(
+            tmp_path / "creditlens.analyst.duckdb",
+            "SELECT balance FROM consumption_snapshots ORDER BY fetched_at DESC LIMIT 1",
+        )
+        threshold = int(balance) - 200
+        config.write_text(
+            config.read_text() + f'\n[[alerts]]\nname = "low-balance"\nkind = "balance_below"\n'
+            f'threshold = {threshold}\nchannels = ["hook"]\n'
+        )
+        quiet = cli_in_process("sync", env=env)
+        assert quiet.returncode == 0 and "alert" not in quiet.stdout and _hooks(received) == []
+        with httpx.Client(base_url=s.url) as sim:
+            moved = sim.post("/_simulator/clock", params={"hours": 48})
+            assert moved.status_code == 200, moved.text
+            fired = cli_in_process("sync", env=env)
+            assert "alert firing: low-balance on burnco" in fired.stdout, fired.stdout
+            (message,) = _hooks(received)
+            need = re.search(r"\*\*Next:\*\* top up at least ([\d,.]+) credits", message["message"])
+            assert need, message["message"]
+            amount = Decimal(need[1].replace(",", ""))
+            topped = sim.post("/_simulator/top-up", params={"company": "burnco", "amount": amount})
+            assert topped.status_code == 200, topped.text
+        received.clear()
+        recovered = cli_in_process("sync", env=env)
+        assert "alert recovered: low-balance on burnco" in recovered.stdout, recovered.stdout
+        (message,) = _hooks(received)
+        assert message["type"] == "success"
+        assert "**Next:** nothing: the balance is back above the threshold" in message["message"]
+        assert _alerts(env) == ["no open alerts"]

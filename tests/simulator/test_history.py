@@ -210,10 +210,23 @@ def test_a_silence_not_at_zero_resumes_from_its_balance(start: Start) -> None:
     assert wire_balance_before(resumed[0]) == Decimal(early[-1]["balanceAfter"]) > 0
 
 
-@pytest.mark.parametrize("ranges", [[(5, 10)], [(3, -1)]])
-def test_quiet_days_refuse_backward_or_negative_ranges(ranges: list[tuple[int, int]]) -> None:
+@pytest.mark.parametrize("ranges", [[(5, 10)], [(-3, -1)]])
+def test_quiet_days_refuse_backward_ranges(ranges: list[tuple[int, int]]) -> None:
     with pytest.raises(ValidationError, match="quiet_days"):
         Scenario.named("small").with_company("acme", quiet_days=ranges)
+
+
+def test_quiet_days_still_to_come_begin_when_the_clock_reaches_them(start: Start) -> None:
+    """A stretch counted from the future (negative days ago): a company that goes silent later,
+    as a runaway agent's account does once it has drained it."""
+    served = start(Scenario.named("small").with_company("acme", quiet_days=[(-2, -4)]))
+    sim = served.sim
+    sim.clock.advance(timedelta(days=5))
+    days = {e["createdAt"].date() for e in sim.truth("acme").entries}
+    first_quiet = sim.clock.now.date() - timedelta(days=3)
+    assert first_quiet - timedelta(days=1) in days
+    assert not {first_quiet + timedelta(days=n) for n in range(3)} & days
+    assert sim.clock.now.date() in days
 
 
 def test_the_demo_has_findings_in_acme_only(demo: Simulator) -> None:
