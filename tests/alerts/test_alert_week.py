@@ -29,7 +29,7 @@ from dagster import AssetCheckKey, AssetKey, DagsterInstance
 from pipelines.alerts.definitions import rule_check
 from pipelines.config.alert_rules import Rule
 from pipelines.config.settings import Settings
-from simulator.scenario import CompanySpec, Scenario, SpendSpikeSpec
+from simulator.scenario import CompanySpec, Scenario, SpendSpikeSpec, TopUpSpec
 from tests.alerts.receivers import Received
 from tests.conftest import serving
 from tests.pipeline.helpers import cli_in_process, table
@@ -41,6 +41,7 @@ WEEK = Scenario(
         CompanySpec(
             name="burnco", history_days=70, entries_per_day=200, agents=3, campaigns=2,
             plan="Starter", auto_top_up=False,
+            top_ups=[TopUpSpec(days_ago=69, amount=Decimal(5000))],
         ),
         CompanySpec(
             name="spikeco", history_days=90, entries_per_day=40, agents=2, campaigns=2,
