@@ -6,22 +6,27 @@ short of the statement). Credits are the platform's virtual currency: ``PricingC
 ``PricingCurrency*`` columns are in credits, the money columns are credits times the account's
 ``credit_price`` in its ``billing_currency``, exact (DECIMAL, never float).
 
-Which money a row carries follows what it is (docs/focus.md has the whole table):
+Credits are prepaid, so money moves when they are bought and is amortized as they are used, as
+FOCUS 1.2 has it for prepaid commitments (docs/focus.md has the whole table):
 
-- Usage (debits): the credits consumed, valued; billed, effective, list and contracted alike.
-- Purchase (grants, top-ups): credits received. What was paid for them (a plan, a top-up
-  invoice) is not in the API, and the consumption they fund is already billed above, so
-  ``BilledCost`` is 0 and ``EffectiveCost`` is 0 as FOCUS requires of a prepaid purchase; the
-  credits' value is in ``ListCost`` and ``ContractedCost`` (``PricingQuantity`` x unit price).
-- Credit (refunds), Adjustment (adjustments, other types, hidden movements): the balance change,
-  a cost when it lowers the balance and a negative cost when it raises it, in all four columns.
+- Purchase (grants, top-ups): what was paid, ``BilledCost`` = credits x price, ``EffectiveCost``
+  0; ``ChargeFrequency`` ``Recurring`` for the plan's monthly grant, ``One-Time`` for a top-up.
+- Usage (debits): ``BilledCost`` 0 (paid when the credits were bought), ``EffectiveCost`` the
+  credits used, valued (``PricingCurrencyEffectiveCost`` in credits).
+- Credit (refunds), Adjustment (adjustments, other types, hidden movements): ``BilledCost`` 0,
+  ``EffectiveCost`` the balance change valued, negative when it raises the balance.
+- Credits granted for free (promotions, bonuses: a configurable list of entry types): no money
+  moves, ``BilledCost`` and ``EffectiveCost`` 0, their value in ``ListCost``.
 
-So ``sum(BilledCost)`` is the month's net drawdown of credits, valued: ``-(debits + refunds +
-adjustments + other + hidden_movements) * credit_price`` of ``monthly_statement``.
+So per account and month: ``sum(BilledCost)`` = credits purchased x price, and
+``sum(EffectiveCost)`` = the month's net drawdown x price, ``-(debits + refunds + adjustments +
+other + hidden_movements) * credit_price`` of ``monthly_statement``, plus the value of the free
+grants among those lines (which move no money).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +55,7 @@ CHARGE_CATEGORY: dict[Category, str] = {
     "other": "Adjustment",
 }
 HIDDEN_CATEGORY = "Adjustment"
+FREE_CATEGORY = "Credit"  # credits granted for free: a credit from the provider, no money
 
 # The columns FOCUS 1.2 marks Mandatory: present in every dataset.
 MANDATORY = (
@@ -79,10 +85,15 @@ MANDATORY = (
 
 @dataclass(frozen=True)
 class Pricing:
-    """An account's credit price (in ``currency``) and its billing currency (ISO 4217)."""
+    """An account's credit price (in ``currency``), its billing currency (ISO 4217), its
+    ``BillingAccountId``, and the entry types it grants for free or as its plan's recurring
+    grant (compared without case)."""
 
     price: Decimal
     currency: str
+    account_id: str = ""
+    free_types: frozenset[str] = frozenset()
+    recurring_types: frozenset[str] = frozenset()
 
 
 def money_scale(pricing: Mapping[str, Pricing]) -> int:
@@ -161,6 +172,14 @@ def _tags(frame: pl.DataFrame) -> pl.Series:
     return pl.Series("Tags", values, dtype=pl.Utf8)
 
 
+def hidden_movement_id(account: str, anchor: str, gap: Decimal) -> str:
+    """A hidden movement's ``x_EntryId``: the entry it follows (or precedes, before the first)
+    and its gap, never its break id, which changes when later entries place a movement after
+    the last entry between two: the same movement keeps its id in every export."""
+    text = f"{account}\0{anchor}\0{gap.normalize()}"
+    return "hm-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 def _movements(entries: pl.DataFrame, hidden: pl.DataFrame, scale: int) -> pl.DataFrame:
     """Entries and hidden movements in one shape: the balance effect, the UTC day, the text."""
     effect = pl.Decimal(38, scale)
@@ -184,9 +203,16 @@ def _movements(entries: pl.DataFrame, hidden: pl.DataFrame, scale: int) -> pl.Da
         pl.col("channel").alias("tag_channel"),
     )
     none = pl.lit(None, dtype=pl.Utf8)
-    from_hidden = hidden.select(
+    ids = [
+        hidden_movement_id(a, anchor, Decimal(gap))
+        for a, anchor, gap in zip(
+            hidden["account"].to_list(), hidden["anchor"].to_list(), hidden["gap"].to_list(),
+            strict=True,
+        )
+    ]  # fmt: skip
+    from_hidden = hidden.with_columns(pl.Series("stable_id", ids, dtype=pl.Utf8)).select(
         pl.col("account"),
-        pl.col("break_id").alias("x_EntryId"),
+        pl.col("stable_id").alias("x_EntryId"),
         none.alias("x_EntryType"),
         pl.lit(True).alias("x_HiddenMovement"),
         pl.lit(HIDDEN_CATEGORY).alias("ChargeCategory"),
@@ -232,32 +258,48 @@ def focus_rows(
             "account": list(pricing),
             "price": [p.price for p in pricing.values()],
             "currency": [p.currency for p in pricing.values()],
+            "account_id": [p.account_id or a for a, p in pricing.items()],
         },
-        schema={"account": pl.Utf8, "price": money, "currency": pl.Utf8},
+        schema={"account": pl.Utf8, "price": money, "currency": pl.Utf8, "account_id": pl.Utf8},
     )
     rows = _movements(entries, hidden, scale).join(
         prices, on="account", how="left", maintain_order="left"
     )
+    rows = rows.with_columns(
+        free=_of_types(rows, {a: p.free_types for a, p in pricing.items()}),
+        recurring=_of_types(rows, {a: p.recurring_types for a, p in pricing.items()}),
+    )
     start, end = month_bounds(month)
-    category = pl.col("ChargeCategory")
-    usage, purchase = category == "Usage", category == "Purchase"
+    free = pl.col("free")
+    category = pl.when(free).then(pl.lit(FREE_CATEGORY)).otherwise(pl.col("ChargeCategory"))
+    rows = rows.with_columns(ChargeCategory=category)
+    usage = (pl.col("ChargeCategory") == "Usage") & ~free
+    purchase = (pl.col("ChargeCategory") == "Purchase") & ~free
     priced = usage | purchase
     spent = -pl.col("effect")  # credits a row costs: positive when the balance went down
     quantity_of = pl.when(purchase).then(pl.col("effect")).when(usage).then(spent)
-    valued = pl.when(purchase).then(pl.col("effect")).otherwise(spent)
-    rows = rows.with_columns(value=_times_price(rows.select(valued)[:, 0], rows["price"], scale))
-    value = pl.col("value")
-    cost = pl.when(purchase).then(pl.lit(Decimal(0)).cast(money)).otherwise(value)
+    received = pl.when(purchase | free).then(pl.col("effect")).otherwise(spent)
+    rows = rows.with_columns(value=_times_price(rows.select(received)[:, 0], rows["price"], scale))
+    value, zero = pl.col("value"), pl.lit(Decimal(0)).cast(money)
+    billed = pl.when(purchase).then(value).otherwise(zero)
+    effective = pl.when(purchase | free).then(zero).otherwise(value)
     unit_price = pl.when(priced).then(pl.col("price"))
     day_start = pl.col("day").cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
     # In the pricing currency: credits are bought at the price, and used one credit per credit.
     per_credit = pl.when(purchase).then(pl.col("price")).when(usage).then(pl.lit(Decimal(1)))
+    frequency = (
+        pl.when(usage)
+        .then(pl.lit("Usage-Based"))
+        .when(purchase & pl.col("recurring"))
+        .then(pl.lit("Recurring"))
+        .otherwise(pl.lit("One-Time"))
+    )
     text = {
-        "BillingAccountId": pl.col("account"),
+        "BillingAccountId": pl.col("account_id"),
         "BillingAccountName": pl.col("account"),
         "BillingCurrency": pl.col("currency"),
         "ChargeClass": pl.lit(None, dtype=pl.Utf8),
-        "ChargeFrequency": pl.when(usage).then(pl.lit("Usage-Based")).otherwise(pl.lit("One-Time")),
+        "ChargeFrequency": frequency,
         "InvoiceIssuerName": pl.lit(PROVIDER),
         "PricingCurrency": pl.when(purchase).then(pl.col("currency")).otherwise(pl.lit(CREDITS)),
         "PricingUnit": pl.when(priced).then(pl.lit(CREDITS)),
@@ -270,18 +312,18 @@ def focus_rows(
         "SubAccountName": pl.col("account"),
     }
     computed = {
-        "BilledCost": cost,
+        "BilledCost": billed,
         "BillingPeriodEnd": pl.lit(end),
         "BillingPeriodStart": pl.lit(start),
         "ChargePeriodEnd": day_start + pl.duration(days=1),
         "ChargePeriodStart": day_start,
-        "ContractedCost": value,
+        "ContractedCost": pl.when(free).then(zero).otherwise(value),
         "ContractedUnitPrice": unit_price,
-        "EffectiveCost": cost,
+        "EffectiveCost": effective,
         "ListCost": value,
         "ListUnitPrice": unit_price,
         "PricingCurrencyContractedUnitPrice": per_credit,
-        "PricingCurrencyEffectiveCost": pl.when(purchase)
+        "PricingCurrencyEffectiveCost": pl.when(purchase | free)
         .then(pl.lit(Decimal(0)).cast(quantity))
         .otherwise(spent),
         "PricingCurrencyListUnitPrice": per_credit,
@@ -293,6 +335,16 @@ def focus_rows(
         Tags=_tags(rows),
     )
     return built.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
+
+
+def _of_types(rows: pl.DataFrame, types: Mapping[str, frozenset[str]]) -> pl.Series:
+    """Whether each row's entry type is one of its account's ``types`` (without case)."""
+    lowered = {a: {t.lower() for t in names} for a, names in types.items()}
+    flags = [
+        t is not None and t.lower() in lowered.get(a, set())
+        for a, t in zip(rows["account"].to_list(), rows["x_EntryType"].to_list(), strict=True)
+    ]
+    return pl.Series(flags, dtype=pl.Boolean)
 
 
 def as_csv_text(dataset: pl.DataFrame) -> pl.DataFrame:

@@ -24,7 +24,7 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import UsageError
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
-from pipelines.warehouse.focus_read import read_month
+from pipelines.warehouse.focus_read import read_month, unsynced
 from transforms.focus import FOCUS_VERSION, Pricing, as_csv_text, focus_rows, month_label
 from transforms.focus_metadata import schema_metadata
 
@@ -38,6 +38,9 @@ class Exported:
     rows: int
     accounts: tuple[str, ...]
     empty_accounts: tuple[str, ...]  # selected accounts with nothing in the month
+    # Accounts left out (--skip-missing): no data for the month because they never synced or
+    # their latest sync failed, one line each saying why.
+    missing: tuple[str, ...] = ()
 
 
 def pricing_of(accounts: tuple[AccountSettings, ...]) -> dict[str, Pricing]:
@@ -58,7 +61,13 @@ def pricing_of(accounts: tuple[AccountSettings, ...]) -> dict[str, Pricing]:
             "CREDITLENS_CREDIT_PRICE and CREDITLENS_BILLING_CURRENCY for a single account)"
         )
     return {
-        a.name: Pricing(a.credit_price, a.billing_currency)  # type: ignore[arg-type]
+        a.name: Pricing(
+            a.credit_price,  # type: ignore[arg-type]
+            a.billing_currency,  # type: ignore[arg-type]
+            a.focus_account_id(),
+            frozenset(a.free_credit_types),
+            frozenset(a.recurring_credit_types),
+        )
         for a in accounts
     }
 
@@ -110,7 +119,12 @@ def write_atomically(dataset: pl.DataFrame, target: Path, file_format: FocusForm
 
 
 def run_export_focus(
-    settings: Settings, month: str, account: str | None, out: str, file_format: str
+    settings: Settings,
+    month: str,
+    account: str | None,
+    out: str,
+    file_format: str,
+    skip_missing: bool = False,
 ) -> Exported:
     if file_format not in FORMATS:
         raise UsageError(f"--format must be parquet or csv, got {file_format!r}")
@@ -124,6 +138,17 @@ def run_export_focus(
     ledger = read_month(
         settings.warehouse, list(pricing), first, lock_timeout_s=settings.lock_timeout_s
     )
+    with_data = set(ledger.entries["account"].to_list()) | set(ledger.hidden["account"].to_list())
+    why = unsynced(settings.warehouse, [n for n in pricing if n not in with_data],
+                   lock_timeout_s=settings.lock_timeout_s)  # fmt: skip
+    missing = tuple(f"{name}: {reason}" for name, reason in why.items())
+    if missing and not skip_missing:
+        raise UsageError(
+            f"FOCUS export refused: no data for {month_label(first)} of "
+            f"{'; '.join(missing)}; a FinOps tool would read it as an idle month. Fix the sync "
+            "and run `creditlens sync`, or pass --skip-missing to export the others"
+        )
+    pricing = {n: p for n, p in pricing.items() if n not in why}
     dataset = focus_rows(ledger.entries, ledger.hidden, first, pricing)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -131,7 +156,8 @@ def run_export_focus(
     write_atomically(dataset, target, file_format)  # type: ignore[arg-type]
     present = set(dataset["SubAccountId"].unique().to_list())
     names = tuple(pricing)
-    return Exported(target, dataset.height, names, tuple(n for n in names if n not in present))
+    empty = tuple(n for n in names if n not in present)
+    return Exported(target, dataset.height, names, empty, missing)
 
 
 def export_lines(result: Exported, month: date | str) -> list[str]:

@@ -68,6 +68,7 @@ def sync(
             from pipelines.cli.statements_command import after_sync as close_after_sync
             from pipelines.cli.sync_command import failure_lines, run_sync, summary_lines
             from pipelines.config.settings import Settings
+            from pipelines.warehouse.lock import WarehouseBusy
             from pipelines.warehouse.publish import publishing_once
 
         # The alerts and the month close write after the sync: the analyst copy is published
@@ -91,7 +92,10 @@ def sync(
                 failed = failure_lines(report)
                 for line in failed:
                     typer.echo(f"creditlens: error: {line}", err=True)
-            alert_lines, warnings = after_sync(selected)
+            # A warehouse another process holds: that process evaluates the alerts when it is
+            # done, and waiting for it a second time would double the wait already said.
+            busy = isinstance(stopped, WarehouseBusy)
+            alert_lines, warnings = ([], []) if busy else after_sync(selected)
             closed, close_warnings = close_after_sync(selected) if report else ([], [])
         for line in [*alert_lines, *closed]:
             typer.echo(line)
@@ -294,6 +298,14 @@ def export_focus(
     file_format: Annotated[
         FocusFileFormat, typer.Option("--format", help="parquet (default) or csv.")
     ] = FocusFileFormat.parquet,
+    skip_missing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-missing",
+            help="Export the other accounts when one has no data for the month because it "
+            "never synced or its latest sync failed (named on stderr); default: refuse.",
+        ),
+    ] = False,
 ) -> None:
     """A month's consumption as a FOCUS 1.2 dataset (one row per ledger entry and per hidden
     movement), priced by each account's credit_price in its billing_currency."""
@@ -302,7 +314,11 @@ def export_focus(
             from pipelines.cli.export_command import export_lines, run_export_focus
             from pipelines.config.settings import Settings
 
-        result = run_export_focus(Settings.from_env(), month, account, out, file_format.value)
+        result = run_export_focus(
+            Settings.from_env(), month, account, out, file_format.value, skip_missing
+        )
+        for line in result.missing:
+            typer.echo(f"creditlens: warning: left out of the FOCUS export: {line}", err=True)
         for line in export_lines(result, month):
             typer.echo(line)
 

@@ -30,6 +30,8 @@ from pipelines.ledger.history_asset import discovery_metadata
 from pipelines.ledger.history_search import History
 from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.reports.assets import site_metadata
+from pipelines.statements.assets import materializations
+from pipelines.statements.run import CheckOutcome
 
 if TYPE_CHECKING:  # the site's modules load only when a report is built
     from dashboards import SiteResult
@@ -114,3 +116,34 @@ def record_alerts(
     """``alerts`` and its checks, after `creditlens sync` or `creditlens alerts check` evaluated
     and delivered them as the asset does: the UI shows the same pass the CLI ran."""
     return record_materialization(settings, ALERTS_ASSET, metadata, command, checks)
+
+
+def record_closes(settings: Settings, outcome: CheckOutcome, command: str) -> bool:
+    """``statement_closes``, one materialization per month partition the check closed or
+    restated (its figures and versions as metadata), as the close job records them in a run:
+    the partitions show every close, whichever ran it."""
+    events = materializations(outcome)
+    if not events or home_for(settings) is None:
+        return False
+    tags = {CLI_RUN_TAG: "true", COMMAND_TAG: command.replace(" ", "-")}
+    try:
+        dagster_instance = instance(settings)
+        try:
+            for event in events:
+                dagster_instance.report_runless_asset_event(
+                    AssetMaterialization(
+                        asset_key=event.asset_key, partition=event.partition,
+                        description=f"by creditlens {command}", metadata=event.metadata,
+                        tags=tags,
+                    )
+                )  # fmt: skip
+        finally:
+            dagster_instance.dispose()
+    except Exception as exc:  # the close is done; only its record in Dagster is missing
+        line = " ".join(str(exc).split()) or type(exc).__name__
+        print(
+            f"creditlens: warning: statement_closes not recorded in the Dagster instance: {line}",
+            file=sys.stderr,
+        )
+        return False
+    return True

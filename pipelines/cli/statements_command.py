@@ -3,7 +3,10 @@ CLI sync (which warns, never fails the sync)."""
 
 from __future__ import annotations
 
+import shlex
+
 from pipelines.cli.errors import UsageError
+from pipelines.cli.recorded import record_closes
 from pipelines.cli.report_command import parse_month
 from pipelines.config.settings import Settings
 from pipelines.statements.run import close_and_deliver
@@ -20,6 +23,7 @@ def close(settings: Settings, month: str | None) -> tuple[list[str], list[str], 
     outcome = close_and_deliver(
         settings.open_warehouse(), settings, wanted, resend=wanted is not None
     )
+    record_closes(settings, outcome, "close")
     result = outcome.result
     lines = result.lines()
     lines += [
@@ -39,6 +43,7 @@ def after_sync(settings: Settings) -> tuple[list[str], list[str]]:
         outcome = close_and_deliver(settings.open_warehouse(), settings)
     except Exception as exc:  # the statements must never fail the sync
         return [], [f"statements: not closed: {type(exc).__name__}: {exc}"]
+    record_closes(settings, outcome, "sync")
     return outcome.result.lines(), outcome.warnings
 
 
@@ -54,6 +59,11 @@ def list_lines(settings: Settings, account: str | None) -> list[str]:
         if s.version > 1:
             restated = f", restated {s.version - 1} time(s), last on {s.restated_at:%Y-%m-%d}"
         sent = s.delivered or ("waiting in the outbox" if s.pending else "not sent")
+        if not s.delivered and not s.pending and s.first_close:
+            sent = (
+                "not sent: closed with later months at once; send it with `creditlens close "
+                f"--month {s.month:%Y-%m} --account {shlex.quote(s.account)}`"
+            )
         out.append(
             f"{s.account} {s.month:%Y-%m}  version {s.version}  closed on "
             f"{s.first_closed_at:%Y-%m-%d}{restated}  closing {s.closing}  (delivered: {sent})"

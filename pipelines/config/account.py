@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -53,6 +54,17 @@ class AccountSettings(BaseModel):
     # (docs/focus.md) needs one; None: `creditlens export focus` refuses the account.
     credit_price: CreditPrice | None = env_field("CREDITLENS_CREDIT_PRICE", None)
     billing_currency: BillingCurrency | None = env_field("CREDITLENS_BILLING_CURRENCY", None)
+    # The account's BillingAccountId in a FOCUS export, stable and unique across installations.
+    # None: the API's host and the account's name, `api.example.com/acme`.
+    billing_account_id: str | None = env_field("CREDITLENS_BILLING_ACCOUNT_ID", None)
+    # Entry types that grant credits for free (promotions, bonuses): in FOCUS they move no money.
+    free_credit_types: ChannelNames = env_field(
+        "CREDITLENS_FREE_CREDIT_TYPES", ("Promotion", "Bonus")
+    )
+    # Entry types of the plan's monthly grant: in FOCUS a Recurring purchase (a top-up, One-Time).
+    recurring_credit_types: ChannelNames = env_field(
+        "CREDITLENS_RECURRING_CREDIT_TYPES", ("PlanGrant",)
+    )
     # Days after a month's last day a sync must have covered before the month is closed
     # (pipelines/statements/): entries of the last day keep arriving for a while.
     close_after_days: WholeNumber = env_field("CREDITLENS_CLOSE_AFTER_DAYS", 2)
@@ -80,6 +92,13 @@ class AccountSettings(BaseModel):
                 'must be a JSON object of strings, e.g. {"consumption.balance": "currentBalance"}'
             )
         return value
+
+    def focus_account_id(self) -> str:
+        """``billing_account_id``, else the API's host and the account's name."""
+        if self.billing_account_id:
+            return self.billing_account_id
+        host = urlsplit(self.base_url).hostname if self.base_url else None
+        return f"{host or 'unknown-host'}/{self.name}"
 
     def api_settings(self, env: Mapping[str, str] | None = None) -> ApiSettings:
         """The client's settings, the key read now from its variable: it lives only in the

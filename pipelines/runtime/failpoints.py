@@ -6,8 +6,9 @@ Set CREDITLENS_FAILPOINT to a name below and the process SIGKILLs itself when it
 - ``fetch``: after the first ledger page was staged;
 - ``transaction``: inside the landing transaction, after the inserts, before COMMIT;
 - ``publish``: after the analyst copy's new file was written, before the rename;
-- ``alert_sent``: after alerts were sent, before their outbox rows record it;
-- ``statement_close``: inside a close check's transaction, after its inserts, before COMMIT.
+- ``alert_sent``: after an alert's message was sent, before its outbox row records it;
+- ``statement_close``: inside a close check's transaction, after its inserts, before COMMIT;
+- ``statement_queued``: in the same transaction, after the closes' messages were queued.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import signal
 
-NAMES = ("fetch", "transaction", "publish", "alert_sent", "statement_close")
+NAMES = ("fetch", "transaction", "publish", "alert_sent", "statement_close", "statement_queued")
 
 # Set in a worker process that reads ledger windows for a sync: a failpoint there kills the sync
 # itself (its workers die with it), since the sync is what a power cut takes down.

@@ -50,8 +50,11 @@ def metadata(result: CloseResult, month: date | None = None) -> dict[str, object
     """What a run closed and restated (of ``month`` only when given), by account."""
     closed = [s for s in result.issued if month is None or s.month == month]
     restated = [r.current for r in result.restated if month is None or r.current.month == month]
+    versions = [*closed, *restated]
     return {
         "closed": ", ".join(f"{s.account} {s.month:%Y-%m}" for s in closed) or "none",
+        "closings": ", ".join(f"{s.account} v{s.version} {s.line('closing')}" for s in versions)
+        or "none",
         "restated": ", ".join(f"{s.account} {s.month:%Y-%m} v{s.version}" for s in restated)
         or "none",
         **({"not closed": "\n".join(result.refused)} if result.refused else {}),
@@ -86,7 +89,10 @@ def build_asset(settings: Settings) -> AssetsDefinition:
         month = month_of(context.partition_key)
         with warehouse.step(context, "statements"):
             outcome = close_and_deliver(warehouse.warehouse(), settings, month)
-        for line in [*outcome.result.lines(), *outcome.queued]:
+        context.log.info(f"statements: {outcome.result.checked or 'nothing to check'}")
+        for line in [*outcome.result.lines(), *outcome.queued] or [
+            f"statements: nothing to close or restate in {month:%Y-%m}"
+        ]:
             context.log.info(line)
         for line in outcome.warnings:
             context.log.warning(line)

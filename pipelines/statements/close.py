@@ -9,9 +9,10 @@ left for the next check: its statement would be the ledger before that sync.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 from pipelines.config.settings import Settings
@@ -31,6 +32,8 @@ from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 class CloseResult:
     issued: list[ClosedStatement] = field(default_factory=list)
     restated: list[Restatement] = field(default_factory=list)
+    # Accounts this check closed several months of at once (their first close, a backlog after
+    # a pause, the rest after a month closed by hand): only the latest of them is sent.
     first_close_accounts: set[str] = field(default_factory=set)
     # Months asked for by hand (--month) that are closed already: their latest versions.
     already_closed: list[ClosedStatement] = field(default_factory=list)
@@ -38,6 +41,12 @@ class CloseResult:
     refused: list[str] = field(default_factory=list)
     # Accounts with nothing in a month asked for by hand: nothing to close, not a failure.
     empty: list[str] = field(default_factory=list)
+    # Closed versions found without their messages (left by an earlier version): queued now.
+    unsent: list[ClosedStatement] = field(default_factory=list)
+    # (event_id, channel) of every message this check queued, in the close's transaction.
+    queued: list[tuple[str, str]] = field(default_factory=list)
+    # What the check looked at, for a run that closes nothing to say so.
+    checked: str = ""
 
     @property
     def changed(self) -> bool:
@@ -51,11 +60,11 @@ class CloseResult:
             by_account.setdefault(s.account, []).append(s)
         for account, closed in by_account.items():
             if account in self.first_close_accounts and len(closed) > 1:
-                # An account's first close covers its whole past: one line, not one a month.
+                # Several months closed at once (an account's whole past): one line.
                 out.append(
                     f"statements closed: {account} {closed[0].month:%Y-%m} to "
-                    f"{closed[-1].month:%Y-%m} ({len(closed)} months, its first close: the "
-                    "latest is sent, `creditlens statements list` shows them all)"
+                    f"{closed[-1].month:%Y-%m} ({len(closed)} months at once: the latest is "
+                    "sent, `creditlens statements list` shows them all)"
                 )
             else:
                 out += [f"statement closed: {account} {s.month:%Y-%m}" for s in closed]
@@ -148,14 +157,20 @@ class _Batch:
         ]  # fmt: skip
 
 
+# The messages of a check's closes and restatements: outbox rows, made inside the transaction.
+Messages = Callable[[CloseResult], Sequence[dict[str, Any]]]
+
+
 def check_closes(
     warehouse: Warehouse,
     settings: Settings,
     month: date | None = None,
     now: datetime | None = None,
+    messages: Messages | None = None,
+    again: bool = False,
 ) -> CloseResult:
     """Closes and restates for ``settings.accounts`` (only ``month`` when given), recording all
-    of it in one transaction."""
+    of it and queueing its ``messages`` in one transaction (``again``: sent ones again)."""
     now = now or datetime.now(UTC)
     result = CloseResult()
     accounts = [a.name for a in settings.accounts]
@@ -166,7 +181,6 @@ def check_closes(
         coverage = store.coverage(accounts)
         figures = _figures(store, list(coverage))
         latest = store.latest(list(coverage))
-        before = store.closed_before(list(coverage))
         batch = _Batch()
         for (account, m), month_figures in sorted(figures.items()):
             if month is not None and m != month:
@@ -176,12 +190,7 @@ def check_closes(
             if known is None:
                 if not closable(m, cover.covered, grace[account]):
                     continue
-                s = first_version(month_figures, cover.data_as_of, now)
-                result.issued.append(s)
-                first = account not in before
-                if first:
-                    result.first_close_accounts.add(account)
-                batch.add(s, first)
+                result.issued.append(first_version(month_figures, cover.data_as_of, now))
                 continue
             previous = stored_statement(known)
             change = restated(previous, month_figures, cover.data_as_of, now)
@@ -191,10 +200,52 @@ def check_closes(
                 continue
             result.restated.append(change)
             batch.restate(change)
+        for account, m in sorted(set(latest) - set(figures)):
+            if month is not None and m != month:
+                continue
+            previous = stored_statement(latest[(account, m)])
+            change = restated(previous, _vanished(previous), coverage[account].data_as_of, now)
+            if change is not None:  # every entry of a closed month is gone
+                result.restated.append(change)
+                batch.restate(change)
+        _batches(result, batch)
         if month is not None:
-            _refusals(month, accounts, coverage, figures, grace, result)
+            _refusals(month, accounts, coverage, figures, grace, result, store.failures(accounts))
         store.record(batch.closes, batch.lines, batch.totals, batch.restatements)
+        if month is None:
+            wanted = set(store.unsent(list(coverage)))
+            result.unsent = [
+                stored_statement(v) for k, v in latest.items() if (*k, v.row["version"]) in wanted
+            ]
+        if messages is not None:
+            result.queued = store.queue(messages(result), again)
+        result.checked = (
+            f"checked {len(figures)} month(s) of {len(coverage)} account(s) "
+            f"({len(latest)} closed before)"
+        )
     return result
+
+
+def _batches(result: CloseResult, batch: _Batch) -> None:
+    """Records this check's closes: several months of one account closed at once are sent
+    latest only (``first_close``), whatever closed them; a single month is sent."""
+    per_account: dict[str, int] = {}
+    for s in result.issued:
+        per_account[s.account] = per_account.get(s.account, 0) + 1
+    result.first_close_accounts = {a for a, n in per_account.items() if n > 1}
+    latest = {}
+    for s in result.issued:
+        latest[s.account] = max(latest.get(s.account, s.month), s.month)
+    for s in result.issued:  # the latest month of a batch is sent: it is not held back
+        batch.add(s, s.account in result.first_close_accounts and s.month != latest[s.account])
+
+
+def _vanished(previous: ClosedStatement) -> MonthFigures:
+    """A closed month whose every entry is gone: no movement, its balance where it opened."""
+    opening = previous.line("opening")
+    summary: dict[str, Any] = {name: Decimal(0) for name in STATEMENT_MONEY_COLUMNS}
+    summary.update(opening=opening, closing=opening, entries=0)
+    return MonthFigures(previous.account, previous.month, summary, [], [])
 
 
 def _refusals(
@@ -204,15 +255,22 @@ def _refusals(
     figures: dict[tuple[str, date], MonthFigures],
     grace: dict[str, int],
     result: CloseResult,
+    failures: dict[str, str],
 ) -> None:
-    """Why each account did not close ``month`` (asked for by hand), in one line each."""
+    """Why each account did not close ``month`` (asked for by hand), in one line each: its
+    latest sync's own failure line when that sync failed."""
     done = {s.account for s in [*result.issued, *result.already_closed]}
     done |= {r.current.account for r in result.restated}
     for account in accounts:
         if account in done:
             continue
         what = f"{account} {month:%Y-%m}: not closed"
-        if account not in coverage:
+        if account in failures:
+            result.refused.append(
+                f"{what}: its latest sync failed ({failures[account]}); fix that, then run "
+                f"`creditlens sync --account {account}`"
+            )
+        elif account not in coverage:
             result.refused.append(
                 f"{what}: its latest sync was not reconciled (run `creditlens sync`)"
             )

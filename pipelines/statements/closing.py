@@ -111,10 +111,15 @@ def _line_key(line: StatementLine) -> str:
     return line.name if line.entry_type is None else f"{line.name} {line.entry_type}"
 
 
+REMOVED = "entries removed"
+
+
 def _counted(was: int, now: int) -> str:
     more = now - was
     if more == 0:
         return LATE + " (amounts changed)"
+    if now == 0:  # the platform no longer serves the line's entries
+        return f"{REMOVED} (all {was})"
     word = "entry" if abs(more) == 1 else "entries"
     return f"{LATE} ({abs(more)} {'more' if more > 0 else 'fewer'} {word})"
 

@@ -43,7 +43,10 @@ def build_definitions(settings: Settings) -> Definitions:
             outcome = close_and_deliver(warehouse.warehouse(), settings)
         for event in materializations(outcome):
             context.log_event(event)
-        for line in [*outcome.result.lines(), *outcome.queued]:
+        context.log.info(f"statements: {outcome.result.checked or 'nothing to check'}")
+        for line in [*outcome.result.lines(), *outcome.queued] or [
+            "statements: nothing to close or restate"
+        ]:
             context.log.info(line)
         for line in outcome.warnings:
             context.log.warning(line)

@@ -1,16 +1,17 @@
 """Each close and restatement sent once, with its files, through the alerts' channels and outbox.
 
-Queued, not sent, where the close is recorded: a message is an outbox row per channel whose
-event id names the account, month and version (``statement/acme/2026-10/v1``), so a rerun, a
-second close check or a Dagster retry queues nothing twice. Sent by the alerts' sender, which
+Queued, not sent, in the transaction that records the close (pipelines/statements/close.py): a
+message is an outbox row per channel whose event id names the account, month and version
+(``statement/acme/2026-10/v1``), so a rerun, a second close check or a Dagster retry queues
+nothing twice, and a close is never recorded without its messages. Sent by the alerts' sender, which
 this layer gives the files: rendered again from the stored close at the moment of sending,
 byte for byte what the first attempt carried (the documents are pure).
 
 Where messages go: each account's ``statement_channels``; the ``[statements]`` table's
 ``channels`` too, one message per company, or, with ``digest = true``, one digest for all with
-the consolidated statement (docs/statements.md). An account's first close covers every past
-month but delivers only its latest closed month; the others are listed and sent by hand
-(``resend``).
+the consolidated statement (docs/statements.md). A check that closes several months of one
+account at once (its first close, a backlog) delivers only the latest of them; the others are
+listed and sent by hand (``resend``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
 from pipelines.statements.closed import ClosedStatement, Restatement
 from pipelines.statements.stored import Loaded, Loader, stored_loader
-from pipelines.warehouse.alert_store import Claimed, enqueue, outbox_row
+from pipelines.warehouse.alert_store import Claimed, outbox_row
 from pipelines.warehouse.writer import Warehouse
 
 CLOSE_PREFIX = "statement/"
@@ -56,8 +57,7 @@ def _members(statements: Sequence[ClosedStatement], restatements: Sequence[Resta
     return DIGEST_ALERT + json.dumps(covered, ensure_ascii=False, sort_keys=True)
 
 
-def queue_issued(
-    warehouse: Warehouse,
+def message_rows(
     settings: Settings,
     issued: Sequence[ClosedStatement],
     restated: Sequence[Restatement],
@@ -66,9 +66,9 @@ def queue_issued(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     now: datetime | None = None,
-) -> list[str]:
-    """Queues the messages of these closes and restatements; one line per message queued.
-    ``resend``: every month given, first close or not, and sent again if sent already."""
+) -> list[dict[str, Any]]:
+    """The outbox rows of these closes and restatements, for the close check to queue in its
+    own transaction. ``resend``: every month given, several at once or not."""
     now = now or datetime.now(UTC)
     chosen = statement_delivery(settings, env, cwd)
     channels = {a.name: a.statement_channels for a in settings.accounts}
@@ -87,12 +87,11 @@ def queue_issued(
         digest = docs.digest_id(closes, restated)
         members = _members(closes, restated)
         rows += [outbox_row(digest, members, c, title, body, now) for c in chosen.channels]
-    queued = set(enqueue(warehouse.path, warehouse.lock_timeout_s, rows, again=resend))
-    return [
-        f"statement message queued: {r['event_id']} for channel {r['channel']}"
-        for r in rows
-        if (r["event_id"], r["channel"]) in queued
-    ]
+    return rows
+
+
+def queued_lines(queued: Sequence[tuple[str, str]]) -> list[str]:
+    return [f"statement message queued: {event} for channel {channel}" for event, channel in queued]
 
 
 def _load(load: Loader, account: str, month: str, version: int) -> Loaded:

@@ -25,14 +25,6 @@ from pipelines.runtime.visible_text import visible_text
 from pipelines.statements.closed import ClosedStatement, Restatement
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS
 
-# The message's lines, in the issue's words: what finance reads first.
-SUMMARY = (
-    ("opening", "Opening balance"),
-    ("debits", "Usage"),
-    ("credits", "Credits"),
-    ("hidden_movements", "Hidden movements"),
-    ("closing", "Closing balance"),
-)
 CONSOLIDATED_COLUMNS = ("account", "month", "version", *STATEMENT_MONEY_COLUMNS, "entries")
 TOTAL = "Total"
 LINE_WORDS = dict(STATEMENT_LINES)
@@ -114,12 +106,30 @@ def line_label(name: str) -> str:
     return LINE_WORDS.get(name, visible_text(name))
 
 
-def _summary(s: ClosedStatement) -> str:
-    return "; ".join(f"{label} {exact_money_text(s.line(n))}" for n, label in SUMMARY)
+# Lines a message shows even at zero: the balances and the movements no entry explains.
+ALWAYS_SHOWN = ("opening", "hidden_movements", "closing")
 
 
-def _summary_lines(s: ClosedStatement) -> str:
-    return "\n".join(f"{label} {exact_money_text(s.line(n))}" for n, label in SUMMARY)
+def _shown(figures: dict[str, Decimal]) -> list[tuple[str, Decimal]]:
+    """The statement's lines a message gives: the opening, each movement line that is not zero,
+    the hidden movements and the closing, in the statement's order, so they add up on its face
+    (opening + the lines shown = closing: the lines left out are zero)."""
+    return [
+        (name, figures[name])
+        for name in STATEMENT_MONEY_COLUMNS
+        if name in ALWAYS_SHOWN or figures[name] != 0
+    ]
+
+
+def _items(figures: dict[str, Decimal]) -> str:
+    """One Markdown list item per figure: a chat service and e-mail both show them as lines."""
+    return "\n".join(
+        f"- {line_label(name)}: {exact_money_text(amount)}" for name, amount in _shown(figures)
+    )
+
+
+def summary_lines(s: ClosedStatement) -> str:
+    return _items({name: s.line(name) for name in STATEMENT_MONEY_COLUMNS})
 
 
 def event_id(s: ClosedStatement) -> str:
@@ -139,17 +149,18 @@ def where_files_are(s: ClosedStatement) -> str:
 
 
 def _restated(r: Restatement) -> str:
-    """The changed lines, was, now and difference, and the summary as it now stands."""
+    """The changed lines, was, now and difference, and the summary as it now stands, in the
+    layout of a close: one list item per figure."""
     s = r.current
     changes = "\n".join(
-        f"{line_label(c.name)} was {exact_money_text(c.was)}, now "
+        f"- {line_label(c.name)}: was {exact_money_text(c.was)}, now "
         f"{exact_money_text(c.now)}, difference {exact_money_text(c.difference)} ({c.why})"
         for c in r.changes
     )
     return (
-        f"Statement of {visible_text(s.account)}, {month_label(s.month)} restated on "
-        f"{s.closed_at:%Y-%m-%d} (version {r.previous.version} -> {s.version}):\n{changes}\n\n"
-        f"Now:\n{_summary_lines(s)}"
+        f"**Statement of {visible_text(s.account)}, {month_label(s.month)} restated on "
+        f"{s.closed_at:%Y-%m-%d} (version {r.previous.version} -> {s.version}):**\n\n"
+        f"{changes}\n\nNow:\n\n{summary_lines(s)}"
     )
 
 
@@ -158,7 +169,7 @@ def message(s: ClosedStatement, restatement: Restatement | None = None) -> tuple
     who = f"{visible_text(s.account)}, {month_label(s.month)}"
     if restatement is None:
         title = f"creditlens statement: {who}"
-        head = f"Statement of {who} closed (version {s.version}):\n{_summary_lines(s)}"
+        head = f"**Statement of {who} closed (version {s.version}):**\n\n{summary_lines(s)}"
     else:
         title = f"creditlens statement restated: {who} (version {s.version})"
         head = _restated(restatement)
@@ -199,20 +210,21 @@ def digest_message(
         f"creditlens statements: {span} ({len(statements)} closed, {len(restatements)} restated)"
     )
     parts = [
-        f"{visible_text(s.account)} ({month_label(s.month)}): {_summary(s)}." for s in statements
+        f"**{visible_text(s.account)} ({month_label(s.month)}):**\n\n{summary_lines(s)}"
+        for s in statements
     ]
     parts.extend(_restated(r) for r in restatements)
     covered = consolidated_of(statements, [r.current for r in restatements])
     if covered:
-        totals = "; ".join(
-            f"{label} {exact_money_text(sum((s.line(n) for s in covered), Decimal(0)))}"
-            for n, label in SUMMARY
-        )
+        totals = {
+            name: sum((s.line(name) for s in covered), Decimal(0))
+            for name in STATEMENT_MONEY_COLUMNS
+        }
+        parts.append(f"**Total of the {len(covered)} statements:**\n\n{_items(totals)}")
         parts.append(
-            f"Total of the {len(covered)} statements: {totals}. Files: "
-            f"{consolidated_filename(covered, 'csv')} and "
+            f"Files: {consolidated_filename(covered, 'csv')} and "
             f"{consolidated_filename(covered, 'pdf')} (one line per company), with each "
             "company's statement, attached where the channel takes files."
         )
     parts.append(f"[creditlens statement {digest_id(statements, restatements)}]")
-    return title, " ".join(parts)
+    return title, "\n\n".join(parts)

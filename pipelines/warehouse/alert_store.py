@@ -290,33 +290,43 @@ def outbox_row(
 def enqueue(
     path: Path, lock_timeout_s: float, rows: Sequence[dict[str, Any]], again: bool = False
 ) -> list[tuple[str, str]]:
-    """Queues outbox rows (all columns but the sending ones) unless their event and channel
-    are already there, so a rerun queues nothing twice; ``again``: one already sent is made
-    pending again instead (a resend by hand, same id). Returns the (event_id, channel) queued."""
+    """``queue_rows`` in a write transaction of its own."""
     if not rows:
         return []
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        ids = sorted({r["event_id"] for r in rows})
-        there = {
-            (e, c): s
-            for e, c, s in con.execute(
-                "SELECT event_id, channel, status FROM alert_outbox "
-                "WHERE list_contains(?, event_id)",
-                [ids],
-            ).fetchall()
-        }
-        new = [r for r in rows if (r["event_id"], r["channel"]) not in there]
-        insert_dicts(con, "alert_outbox", new)
-        queued = [(r["event_id"], r["channel"]) for r in new]
-        if again:
-            sent = [(e, c) for (e, c), s in there.items() if s == "sent"]
-            _each(
-                con,
-                "UPDATE alert_outbox SET status = 'pending', next_attempt_at = NULL, "
-                "last_error = NULL WHERE event_id = ? AND channel = ?",
-                [[e, c] for e, c in sent],
-            )
-            queued += sent
+        return queue_rows(con, rows, again)
+
+
+def queue_rows(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, Any]], again: bool = False
+) -> list[tuple[str, str]]:
+    """Queues outbox rows (all columns but the sending ones) unless their event and channel
+    are already there, so a rerun queues nothing twice; ``again``: one already sent is made
+    pending again instead (a resend by hand, same id). Returns the (event_id, channel) queued.
+    Runs in the caller's transaction: a month close queues its messages in the one that
+    records it."""
+    if not rows:
+        return []
+    ids = sorted({r["event_id"] for r in rows})
+    there = {
+        (e, c): s
+        for e, c, s in con.execute(
+            "SELECT event_id, channel, status FROM alert_outbox WHERE list_contains(?, event_id)",
+            [ids],
+        ).fetchall()
+    }
+    new = [r for r in rows if (r["event_id"], r["channel"]) not in there]
+    insert_dicts(con, "alert_outbox", new)
+    queued = [(r["event_id"], r["channel"]) for r in new]
+    if again:
+        sent = [(e, c) for (e, c), s in there.items() if s == "sent"]
+        _each(
+            con,
+            "UPDATE alert_outbox SET status = 'pending', next_attempt_at = NULL, "
+            "last_error = NULL WHERE event_id = ? AND channel = ?",
+            [[e, c] for e, c in sent],
+        )
+        queued += sent
     return queued
 
 

@@ -25,7 +25,12 @@ ENTRY_COLUMNS = (
     "account, entry_id, chain_position, created_at, entry_type, category, signed_amount, "
     "agent_id, campaign_id, campaign_name, channel, description"
 )
-HIDDEN_COLUMNS = "account, break_id, observed_on, gap, detail"
+# A hidden movement's anchor, the entry it follows (or precedes, before the first): what keeps
+# its FOCUS id when later entries change its placement (and its break id).
+HIDDEN_COLUMNS = (
+    "account, break_id, observed_on, gap, detail, "
+    "coalesce(before_entry_id, 'before:' || after_entry_id, break_id) AS anchor"
+)
 
 
 @dataclass(frozen=True)
@@ -65,3 +70,37 @@ def read_month(
         except QueryError as exc:
             raise WarehouseError(f"cannot read {path}: {exc}") from None
     return MonthLedger(entries, hidden)
+
+
+def unsynced(path: Path, accounts: Sequence[str], *, lock_timeout_s: float) -> dict[str, str]:
+    """Why each of ``accounts`` (none with data in the month asked for) has no data: it never
+    synced (no entry at all, and no sync of it succeeded), or its latest sync failed (its
+    line); an account synced and idle that month is not here."""
+    if not accounts:
+        return {}
+    with open_read_only(path, lock_timeout_s) as con:
+        status: dict[str, dict] = {}
+        if "account_status" in table_names(con):
+            status = {
+                r["account"]: r
+                for r in frame(
+                    con,
+                    f"SELECT account, status, last_failure FROM account_status WHERE {_IN}",
+                    [list(accounts)],
+                ).iter_rows(named=True)
+            }
+        landed = set(
+            frame(
+                con,
+                f"SELECT DISTINCT account FROM ledger_entries WHERE {_IN}",
+                [list(accounts)],
+            )["account"].to_list()
+        )
+    out = {}
+    for account in accounts:
+        row = status.get(account)
+        if row is not None and row["status"] in ("failing", "never synced") and row["last_failure"]:
+            out[account] = f"its latest sync failed ({row['last_failure']})"
+        elif account not in landed and (row is None or row["status"] == "never synced"):
+            out[account] = "it never synced"
+    return out

@@ -56,6 +56,7 @@ from pipelines.warehouse.snapshot_tables import (
     CONSUMPTION_SNAPSHOTS,
     SUBSCRIPTION_SNAPSHOTS,
 )
+from pipelines.warehouse.statement_tables import STATEMENT_CLOSES
 from pipelines.warehouse.statement_tables import TABLES as STATEMENT_TABLES
 from pipelines.warehouse.table import Column, Table
 
@@ -221,11 +222,12 @@ MIGRATIONS: list[Migration] = [
     # ago expires instead of arriving weeks late.
     Migration(
         15,
-        "alerts: closed alerts, expired messages",
+        "alerts: closed alerts, expired messages; statements: several months closed at once",
         statements=(
             *ALERT_EVENTS.comment_sql(),
             *ALERT_OUTBOX.comment_sql(),
             *ALERTS.comment_sql(),
+            *STATEMENT_CLOSES.comment_sql(),
         ),
     ),
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from pipelines.runtime.failpoints import failpoint
+from pipelines.warehouse.alert_store import queue_rows
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.rows import insert_dicts
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
@@ -141,14 +142,16 @@ class StatementStore:
             out[(account, month)].totals.append((dimension, value, amount, entries))
         return out
 
-    def closed_before(self, accounts: Sequence[str]) -> set[str]:
-        """Accounts with any month closed already (their next close is not their first)."""
-        return {
-            r[0]
-            for r in self._all(
-                f"SELECT DISTINCT account FROM statement_closes WHERE {_IN}", [list(accounts)]
+    def failures(self, accounts: Sequence[str]) -> dict[str, str]:
+        """The failure line of each account whose latest sync failed (account_status)."""
+        return dict(
+            self._all(
+                "SELECT account, last_failure FROM account_status WHERE "
+                f"{_IN} AND last_failure IS NOT NULL AND (last_success_at IS NULL "
+                "OR last_failure_at > last_success_at)",
+                [list(accounts)],
             )
-        }
+        )
 
     def record(
         self,
@@ -163,6 +166,29 @@ class StatementStore:
         insert_dicts(self._con, "statement_restatements", restatements)
         # A kill here, inside the transaction, must leave no close at all.
         failpoint("statement_close")
+
+    def queue(self, rows: Sequence[dict[str, Any]], again: bool = False) -> list[tuple[str, str]]:
+        """Queues the closes' messages in the transaction that records them: a close is never
+        recorded without its messages, nor a message without its close."""
+        queued = queue_rows(self._con, rows, again)
+        failpoint("statement_queued")
+        return queued
+
+    def unsent(self, accounts: Sequence[str]) -> list[tuple[str, date, int]]:
+        """Latest versions to deliver whose messages no outbox row holds (an earlier version of
+        creditlens recorded closes and queued their messages apart): (account, month, version).
+        A close of several months at once (``first_close``) is sent by hand: never here."""
+        return self._all(
+            "SELECT c.account, c.month, c.version FROM statement_closes c "
+            f"WHERE c.{_IN} AND NOT c.first_close "
+            "QUALIFY row_number() OVER (PARTITION BY c.account, c.month "
+            "ORDER BY c.version DESC) = 1 "
+            "AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.event_id = "
+            "'statement/' || c.account || '/' || strftime(c.month, '%Y-%m') || '/v' || c.version "
+            "OR contains(o.alert_id, '[\"' || c.account || '\", \"' || strftime(c.month, "
+            "'%Y-%m') || '\", ' || c.version || ']'))",
+            [list(accounts)],
+        )
 
 
 @contextmanager

@@ -46,9 +46,9 @@ STATEMENT_CLOSES = Table(
         Column(
             "first_close",
             "BOOLEAN",
-            "True for the closes of an account's first close check (every past month at once): "
-            "only its latest month is sent; the others are sent by hand (`creditlens close "
-            "--month`).",
+            "True for a month not sent when it closed: a check closed it with later months of "
+            "the account at once (its first close covers every past month), and only the "
+            "latest of them is sent; this one is sent by hand (`creditlens close --month`).",
             True,
         ),
     ),

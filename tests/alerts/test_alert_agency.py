@@ -137,6 +137,14 @@ def test_an_agency_receives_each_alert_once_and_the_recovery(
     received.clear()
     assert cli_in_process("alerts", "check", env=env).returncode == 0
     assert received.texts() == []  # nothing changed: nothing sent
+    # The spike was a planned campaign: acknowledging an event closes it, and says so.
+    found = re.search(r"creditlens alert (al-[0-9a-f]+)/", spike)
+    assert found
+    closed = cli_in_process("alerts", "ack", found[1], "--reason", "a planned campaign", env=env)
+    assert closed.returncode == 0 and "closed, nothing more is sent for it" in closed.stdout
+    assert found[1] not in cli_in_process("alerts", "list", env=env).stdout
+    again = cli_in_process("alerts", "ack", found[1], "--reason", "twice", env=env)
+    assert again.returncode == 1 and "is closed, not firing" in again.stderr
 
     s.sim.top_up_now("topupco", Decimal(20000))
     assert cli_in_process("sync", env=env).returncode == 0

@@ -620,3 +620,45 @@ def test_the_walkthrough_burn_alert_top_up_recover(
         assert message["type"] == "success"
         assert "**Next:** nothing: the balance is back above the threshold" in message["message"]
         assert _alerts(env) == ["no open alerts"]
+
+
+def test_a_long_batch_keeps_its_claims_by_renewing_their_lease(setup: Setup) -> None:
+    from pipelines.warehouse.alert_store import claim, renew
+
+    env = setup[0]
+    Path(env["CREDITLENS_CONFIG"]).write_text(
+        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
+        f'{above(env)}\nchannels = ["hook"]\n'
+    )
+    settings = Settings.from_env(env)
+    assert cli_in_process("alerts", "check", env={**env, "HOOK_URL": ""}).returncode == 0
+    path, lease = settings.warehouse, timedelta(minutes=10)
+    now = datetime.now(UTC) + timedelta(hours=2)  # past the backoff of the refused send
+    rows = claim(path, 5.0, now, lease, "long:1").rows
+    assert len(rows) == 1
+    renew(path, 5.0, rows, "long:1", now + timedelta(minutes=8))  # halfway through its batch
+    assert claim(path, 5.0, now + timedelta(minutes=11), lease, "other:2").rows == []
+    taken = claim(path, 5.0, now + timedelta(minutes=19), lease, "other:2").rows
+    assert [r.resend for r in taken] == [True]  # once the renewed lease runs out too
+
+
+def test_a_channel_that_refused_is_not_tried_again_in_the_same_run(setup: Setup) -> None:
+    from tests.alerts.receivers import free_port
+
+    env = setup[0]
+    Path(env["CREDITLENS_CONFIG"]).write_text(
+        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
+        f'{above(env)}\nchannels = ["hook"]\n\n[[alerts]]\nname = "budget"\nkind = "budget"\n'
+        'dimension = "account"\nmonthly_limit = 1\nchannels = ["hook"]\n'
+    )
+    dead = {**env, "HOOK_URL": f"json://127.0.0.1:{free_port()}/hook"}
+    done = cli_in_process("alerts", "check", env=dead)
+    assert done.returncode == 0
+    (line,) = done.stderr.strip().splitlines()  # one line for the channel, both messages
+    assert "channel hook: 2 messages not delivered (HOOK_URL: the connection was refused)" in line
+    errors = sorted(
+        e
+        for (e,) in table(Path(env["CREDITLENS_WAREHOUSE"]), "SELECT last_error FROM alert_outbox")
+    )
+    assert errors[0] == "HOOK_URL: the connection was refused"
+    assert errors[1] == "not tried: HOOK_URL: the connection was refused, earlier in this run"

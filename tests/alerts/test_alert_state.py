@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from pipelines.alerts.observe import EVENT, FIRING, HOLD, OK, Observation, above, below
@@ -71,3 +71,45 @@ def test_a_budget_level_recovers_when_a_new_month_has_no_spend_yet() -> None:
     assert recovered.state == "recovered"
     assert recovered.observation.alert_id == crossed.alert_id
     assert recovered.observation.value == "agent a 80%"
+
+
+def test_an_anomaly_closes_by_itself_after_its_open_days_and_not_before() -> None:
+    """A notice about a past day: open (listed, its check WARN) for its days, then closed, with
+    nothing sent; until then a later evaluation, which no longer observes it, leaves it open."""
+    fired_at = NOW - timedelta(days=2)
+    latest = {"al-000000000001": Latest("firing", 1, False, "agent a on 2026-03-01", fired_at)}
+    open_for = timedelta(days=3)
+    assert changes(SPIKES, "acme", [], latest, False, NOW, open_for) == []
+    (closed,) = changes(SPIKES, "acme", [], latest, False, NOW + timedelta(days=1), open_for)
+    assert (closed.state, closed.seq, closed.observation.alert_id) == (
+        "closed", 2, "al-000000000001",
+    )  # fmt: skip
+    _, outbox = rows([closed], NOW)
+    assert outbox == []
+
+
+def test_a_hidden_movement_recovers_once_its_finding_is_gone_and_says_so() -> None:
+    moves = Rule("m", "hidden_movement", channels=("ops",))
+    latest = {"al-000000000002": Latest("firing", 1, False, None, NOW)}
+    (ended,) = changes(moves, "acme", [], latest, False, NOW)
+    assert ended.state == "recovered"
+    _, outbox = rows([ended], NOW)
+    (message,) = outbox
+    assert message["title"] == "creditlens recovered: m on acme"
+    assert "acknowledged" in message["body"] and "no longer found" in message["body"]
+
+
+def test_levels_crossed_together_are_one_message_at_the_highest() -> None:
+    def level(key: str, rank: int) -> Observation:
+        return Observation(
+            BUDGET, "acme", key, D(130), D(80), FIRING, f"{key} crossed", group="", rank=rank
+        )
+
+    found = changes(
+        BUDGET, "acme", [level("80%", 2), level("100%", 3), level("projected", 1)], {}, True
+    )
+    events, outbox = rows(found, NOW)
+    assert sorted(e["dimension_value"] for e in events) == ["100%", "80%", "projected"]
+    (message,) = outbox
+    assert message["title"] == "creditlens WARN: b on acme, 100%"
+    assert "- Also crossed: 80%, projected" in message["body"]

@@ -11,6 +11,7 @@ import json
 import re
 from datetime import datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import polars as pl
 
@@ -114,7 +115,57 @@ def _check_pricing(row: dict[str, object], category: str) -> None:
             assert row[column] >= 0  # type: ignore[operator]
         assert row["ListCost"] == row["ListUnitPrice"] * quantity  # type: ignore[operator]
         assert row["ContractedCost"] == row["ContractedUnitPrice"] * quantity  # type: ignore[operator]
-    if category == "Purchase":  # a prepaid purchase: no effective cost, in money or credits
+    if category == "Purchase":
+        # EffectiveCost-C-*: a prepaid purchase covering future charges has no effective cost,
+        # in money or credits; BilledCost is what was paid for it.
         assert effective == 0 and row["PricingCurrencyEffectiveCost"] == 0
-    if category in ("Credit", "Adjustment"):  # unrelated to other charges: all costs agree
-        assert row["ListCost"] == row["ContractedCost"] == effective == billed
+        assert billed == row["ListCost"]
+    if category == "Usage":  # amortized: paid when the credits were bought
+        assert billed == 0 and effective == row["ListCost"]
+    if category in ("Credit", "Adjustment"):
+        # BilledCost 0: no invoice moves; a free grant (Credit, no effective cost) keeps its
+        # value in ListCost only, any other row's costs agree.
+        assert billed == 0
+        if effective != 0 or row["ContractedCost"] != 0:
+            assert row["ListCost"] == row["ContractedCost"] == effective
+
+
+FREE_TYPES = ("Promotion", "Bonus")  # the default free_credit_types
+
+
+def check_reconciles_to_what_was_paid(
+    dataset: pl.DataFrame, warehouse: Path, account: str, month: str, price: Decimal
+) -> None:
+    """FOCUS 1.2 for prepaid credits, per account and month, against the warehouse's own
+    statement: sum(BilledCost) = credits purchased x price (free grants move no money), and
+    sum(EffectiveCost) = the net drawdown x price, plus the free grants among those lines."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        line = dict(
+            zip(
+                ("debits", "credits", "refunds", "adjustments", "other", "hidden_movements"),
+                con.execute(
+                    "SELECT debits, credits, refunds, adjustments, other, hidden_movements "
+                    "FROM monthly_statement WHERE account = ? AND strftime(month, '%Y-%m') = ?",
+                    [account, month],
+                ).fetchone()
+                or (),
+                strict=True,
+            )
+        )
+        free_credit, free_other = con.execute(
+            "SELECT coalesce(sum(amount) FILTER (WHERE category = 'credit'), 0), "
+            "coalesce(sum(amount) FILTER (WHERE category <> 'credit'), 0) FROM statement_lines "
+            "WHERE account = ? AND strftime(month, '%Y-%m') = ? AND list_contains(?, entry_type)",
+            [account, month, list(FREE_TYPES)],
+        ).fetchone() or (Decimal(0), Decimal(0))
+    rows = dataset.filter(pl.col("SubAccountId") == account)
+    billed = sum(rows["BilledCost"].to_list(), Decimal(0))
+    effective = sum(rows["EffectiveCost"].to_list(), Decimal(0))
+    drawn = -(
+        line["debits"] + line["refunds"] + line["adjustments"] + line["other"]
+        + line["hidden_movements"]
+    )  # fmt: skip
+    assert billed == (line["credits"] - free_credit) * price, (account, month)
+    assert effective == (drawn + free_other) * price, (account, month)

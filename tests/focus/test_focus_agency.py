@@ -18,7 +18,11 @@ import polars as pl
 import pytest
 
 from tests.dashboards.warehouse_factory import MAIN, SECOND, built_once
-from tests.focus.focus_checks import check_parquet_types, check_rows
+from tests.focus.focus_checks import (
+    check_parquet_types,
+    check_reconciles_to_what_was_paid,
+    check_rows,
+)
 from tests.pipeline.helpers import cli_in_process
 from transforms.focus import HIDDEN_CATEGORY, focus_schema
 
@@ -99,14 +103,7 @@ def test_two_accounts_in_one_file_each_at_its_own_price(agency: Agency, tmp_path
         assert set(rows["SubAccountName"]) == {account}
         usage = rows.filter(pl.col("ChargeCategory") == "Usage")
         assert set(usage["ListUnitPrice"]) == {price}
-        (debits, refunds, adjustments, other, hidden) = _query(
-            agency.warehouse,
-            "SELECT debits, refunds, adjustments, other, hidden_movements FROM monthly_statement "
-            "WHERE account = ? AND strftime(month, '%Y-%m') = ?",
-            [account, month],
-        )[0]
-        drawn = -(debits + refunds + adjustments + other + hidden)
-        assert sum(rows["BilledCost"].to_list(), Decimal(0)) == drawn * price
+        check_reconciles_to_what_was_paid(dataset, agency.warehouse, account, month, price)
 
 
 def test_hidden_movements_are_adjustment_rows_tied_to_the_findings(
@@ -122,14 +119,19 @@ def test_hidden_movements_are_adjustment_rows_tied_to_the_findings(
         [month],
     )
     assert findings, "the fixture plants a hidden movement in this month"
-    assert sorted(hidden["x_EntryId"]) == sorted(f[1] for f in findings)
+    assert len(hidden) == len(findings)
     assert set(hidden["ChargeCategory"]) == {HIDDEN_CATEGORY}
     assert hidden["x_EntryType"].null_count() == hidden.height
-    for account, break_id, gap in findings:
-        row = hidden.filter(pl.col("x_EntryId") == break_id).row(0, named=True)
-        assert row["SubAccountId"] == account
-        assert row["PricingCurrencyEffectiveCost"] == -gap
-        assert row["BilledCost"] == -gap * PRICES[account][0]
+    again, _ = _export(agency, tmp_path / "again", "--month", month)
+    assert sorted(again.filter(pl.col("x_HiddenMovement"))["x_EntryId"]) == sorted(
+        hidden["x_EntryId"]
+    )  # the same ids in every export of the month
+    for account, _, gap in findings:
+        (row,) = hidden.filter(
+            (pl.col("SubAccountId") == account) & (pl.col("PricingCurrencyEffectiveCost") == -gap)
+        ).to_dicts()
+        assert row["x_EntryId"].startswith("hm-")
+        assert (row["BilledCost"], row["EffectiveCost"]) == (0, -gap * PRICES[account][0])
         assert row["ChargeDescription"].startswith("Hidden movement (no ledger entry)")
 
 
@@ -184,3 +186,28 @@ def test_a_write_that_fails_leaves_the_previous_file_whole_and_nothing_half_writ
         f"focus-{month}.parquet",
     ]
     assert before.height > 0
+
+
+def test_an_account_that_never_synced_is_refused_not_exported_as_idle(
+    agency: Agency, tmp_path: Path
+) -> None:
+    month = _months_with_both(agency.warehouse)
+    config = tmp_path / "agency.toml"
+    config.write_text(
+        Path(agency.env["CREDITLENS_CONFIG"]).read_text()
+        + '\n[[accounts]]\nname = "topupco"\napi_key_env = "TOPUPCO_KEY"\n'
+    )
+    env = {**agency.env, "CREDITLENS_CONFIG": str(config)}
+    refused = cli_in_process("export", "focus", "--month", month, "--out", str(tmp_path), env=env)
+    assert refused.returncode == 1 and not list(tmp_path.glob("focus-*"))
+    (line,) = refused.stderr.strip().splitlines()
+    assert "topupco: it never synced" in line and "--skip-missing" in line
+    kept = cli_in_process(
+        "export", "focus", "--month", month, "--out", str(tmp_path), "--skip-missing", env=env
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert "left out of the FOCUS export: topupco: it never synced" in kept.stderr
+    assert "2 accounts)" in kept.stdout
+    dataset = pl.read_parquet(tmp_path / f"focus-{month}.parquet")
+    assert set(dataset["SubAccountId"]) == {MAIN, SECOND}
+    assert set(dataset["BillingAccountId"]) == {f"127.0.0.1/{MAIN}", f"127.0.0.1/{SECOND}"}

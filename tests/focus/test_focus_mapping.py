@@ -20,7 +20,7 @@ ENTRY_SCHEMA = {
 }  # fmt: skip
 HIDDEN_SCHEMA = {
     "account": pl.Utf8, "break_id": pl.Utf8, "observed_on": pl.Date, "gap": MONEY,
-    "detail": pl.Utf8,
+    "detail": pl.Utf8, "anchor": pl.Utf8,
 }  # fmt: skip
 PRICE = Decimal("0.000000000007")  # 12 places: the most a credit_price may have
 AT = datetime(2026, 10, 31, 23, 30, tzinfo=timezone(timedelta(hours=-2)))  # Nov 1st in UTC
@@ -40,36 +40,69 @@ def _entries(*rows: tuple[str, str, str]) -> pl.DataFrame:
 
 
 def test_money_is_exact_at_the_finest_price_and_each_kind_has_its_sign() -> None:
+    """FOCUS 1.2 for prepaid credits: the purchase billed (BilledCost), the use amortized
+    (EffectiveCost), a free grant moving no money (its value in ListCost)."""
     entries = _entries(
         ("Usage", "debit", "-999999999999.999999"),
         ("PlanGrant", "credit", "1000.000001"),
         ("Refund", "refund", "2.5"),
         ("Expiry", "other", "-3"),
+        ("TopUp", "credit", "50"),
+        ("Promotion", "other", "7"),
     )
     hidden = pl.DataFrame(
-        [("acme", "brk", date(2026, 11, 2), Decimal("-0.000001"), "expected 1, found 0.999999")],
+        [("acme", "brk", date(2026, 11, 2), Decimal("-0.000001"), "expected 1, found 0.999999",
+          "e0")],
         schema=HIDDEN_SCHEMA,
         orient="row",
-    )
-    pricing = {"acme": Pricing(PRICE, "JPY")}
+    )  # fmt: skip
+    pricing = {
+        "acme": Pricing(
+            PRICE, "JPY", "api.example.com/acme", frozenset({"Promotion"}), frozenset({"PlanGrant"})
+        )
+    }
     rows = focus_rows(entries, hidden, date(2026, 11, 1), pricing).to_dicts()
     assert money_scale(pricing) == 6 + MAX_PRICE_PLACES
     assert [r["ChargeCategory"] for r in rows] == [
-        "Usage", "Purchase", "Credit", "Adjustment", "Adjustment",
+        "Usage", "Purchase", "Credit", "Adjustment", "Purchase", "Credit", "Adjustment",
     ]  # fmt: skip
-    usage, purchase, refund, expiry, moved = rows
-    assert usage["BilledCost"] == Decimal("999999999999.999999") * PRICE  # no digit lost
+    usage, grant, refund, expiry, top_up, promotion, moved = rows
+    used = Decimal("999999999999.999999") * PRICE  # no digit lost
+    assert (usage["BilledCost"], usage["EffectiveCost"]) == (0, used)
     assert usage["PricingQuantity"] == Decimal("999999999999.999999")
-    assert (purchase["BilledCost"], purchase["EffectiveCost"]) == (0, 0)
-    assert purchase["ListCost"] == Decimal("1000.000001") * PRICE
-    assert refund["BilledCost"] == Decimal("-2.5") * PRICE  # credits back: a negative cost
-    assert expiry["BilledCost"] == Decimal(3) * PRICE  # credits lost: a cost
-    assert moved["BilledCost"] == Decimal("0.000001") * PRICE and moved["x_HiddenMovement"]
+    assert usage["PricingCurrencyEffectiveCost"] == Decimal("999999999999.999999")
+    assert (grant["BilledCost"], grant["EffectiveCost"]) == (Decimal("1000.000001") * PRICE, 0)
+    assert (grant["ChargeFrequency"], top_up["ChargeFrequency"]) == ("Recurring", "One-Time")
+    assert top_up["BilledCost"] == 50 * PRICE and top_up["EffectiveCost"] == 0
+    assert (refund["BilledCost"], refund["EffectiveCost"]) == (0, Decimal("-2.5") * PRICE)
+    assert (expiry["BilledCost"], expiry["EffectiveCost"]) == (0, Decimal(3) * PRICE)
+    assert (promotion["BilledCost"], promotion["EffectiveCost"]) == (0, 0)  # free
+    assert promotion["ListCost"] == 7 * PRICE and promotion["ContractedCost"] == 0
+    assert moved["EffectiveCost"] == Decimal("0.000001") * PRICE and moved["x_HiddenMovement"]
+    assert moved["BilledCost"] == 0 and moved["x_EntryId"].startswith("hm-")
+    assert {r["BillingAccountId"] for r in rows} == {"api.example.com/acme"}
     assert usage["ChargeDescription"] == "Usage"  # no description: its type, never ""
     assert usage["ChargePeriodStart"] == datetime(2026, 11, 1, tzinfo=UTC)  # the UTC day
     assert moved["ChargePeriodStart"] == datetime(2026, 11, 2, tzinfo=UTC)
     assert usage["Tags"] == '{"creditlens/agent": "agt", "creditlens/channel": "Phone"}'
-    assert purchase["PricingCurrency"] == "JPY" and usage["PricingCurrency"] == "Credits"
+    assert grant["PricingCurrency"] == "JPY" and usage["PricingCurrency"] == "Credits"
+
+
+def test_a_hidden_movement_keeps_its_id_when_its_break_id_changes() -> None:
+    """After the last entry, then between two once later entries arrive: a new break id, the
+    same movement, the same x_EntryId in every export of the month."""
+    entries = _entries(("Usage", "debit", "-1"))
+    pricing = {"acme": Pricing(Decimal("0.01"), "EUR")}
+    ids = []
+    for break_id in ("brk-after-last", "brk-between"):
+        hidden = pl.DataFrame(
+            [("acme", break_id, date(2026, 11, 2), Decimal("-4.5"), "", "e0")],
+            schema=HIDDEN_SCHEMA,
+            orient="row",
+        )
+        rows = focus_rows(entries, hidden, date(2026, 11, 1), pricing)
+        ids.append(rows.filter(pl.col("x_HiddenMovement"))["x_EntryId"].item())
+    assert ids[0] == ids[1] and ids[0].startswith("hm-")
 
 
 def test_the_largest_amount_at_the_largest_price_still_fits_exactly() -> None:
@@ -82,4 +115,4 @@ def test_the_largest_amount_at_the_largest_price_still_fits_exactly() -> None:
     with localcontext() as digits:  # the default 28 digits would round the 38 of the product
         digits.prec = 40
         exact = Decimal("999999999999.999999") * Decimal("99999999.999999999999")
-    assert row["BilledCost"] == row["ListCost"] == row["EffectiveCost"] == exact
+    assert row["ListCost"] == row["EffectiveCost"] == exact and row["BilledCost"] == 0

@@ -81,6 +81,9 @@ FULL_ENV = {
     "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
     "CREDITLENS_CREDIT_PRICE": "0.0125",
     "CREDITLENS_BILLING_CURRENCY": "eur",
+    "CREDITLENS_BILLING_ACCOUNT_ID": "billing/acme-123",
+    "CREDITLENS_FREE_CREDIT_TYPES": "Promotion, Gift",
+    "CREDITLENS_RECURRING_CREDIT_TYPES": "PlanGrant",
 }
 
 
@@ -109,6 +112,11 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert settings.delivery_deadline_s == 120
     assert settings.site_url == "https://reports.example.com/creditlens"
     assert (str(account.credit_price), account.billing_currency) == ("0.0125", "EUR")
+    assert account.focus_account_id() == "billing/acme-123"
+    assert (account.free_credit_types, account.recurring_credit_types) == (
+        ("Promotion", "Gift"),
+        ("PlanGrant",),
+    )
     assert (account.api.range_format, account.api.timeout_s, account.api.processes) == (
         "datetime",
         12.5,

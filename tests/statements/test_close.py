@@ -174,3 +174,111 @@ def test_close_after_days_is_read_from_the_accounts_file(tmp_path: Path) -> None
     with pytest.raises(ConfigurationError) as refused:
         Settings.from_env({"CREDITLENS_CONFIG": str(config)}, cwd=tmp_path)
     assert "close_after_days" in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.slow
+def _with_a_mail_channel(copy: Copy, tmp_path: Path) -> tuple[dict[str, str], Settings]:
+    """Statements go to a mail channel whose variable is unset: queued, never sent."""
+    config = tmp_path / "creditlens.toml"
+    config.write_text('[[channels]]\nname = "mail"\nurl_env = "MAIL_URL"\n')
+    return copy(CREDITLENS_CONFIG=str(config), CREDITLENS_STATEMENT_CHANNELS="mail")
+
+
+def test_killed_after_queueing_leaves_neither_close_nor_message_then_both(
+    copy: Copy, tmp_path: Path
+) -> None:
+    """A close and its messages commit together: killed after the messages were queued, in
+    the close's transaction, nothing of either is there; the next check records and queues
+    both, and never a close without its message."""
+    env, settings = _with_a_mail_channel(copy, tmp_path)
+    killed = cli("close", env={**env, "CREDITLENS_FAILPOINT": "statement_queued"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
+    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(0,)]
+    again = cli_in_process("close", env=env)
+    assert again.returncode == 0, again.stderr
+    queued = table(settings.warehouse, "SELECT event_id FROM alert_outbox")
+    latest = table(
+        settings.warehouse, "SELECT account, strftime(max(month), '%Y-%m') FROM statement_closes "
+        "GROUP BY account",
+    )  # fmt: skip
+    assert queued == [(f"statement/{a}/{m}/v1",) for a, m in latest]
+
+
+def test_a_close_left_without_its_message_is_queued_once(copy: Copy, tmp_path: Path) -> None:
+    """An earlier version recorded closes and queued their messages in two transactions; a
+    close it left without its messages is found and queued once, never twice."""
+    import duckdb
+
+    env, settings = _with_a_mail_channel(copy, tmp_path)
+    assert cli_in_process("close", env=env).returncode == 0
+    with duckdb.connect(str(settings.warehouse)) as con:  # as the earlier version left it
+        con.execute("DELETE FROM alert_outbox")
+    done = cli_in_process("close", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "statement message queued: statement/acme/" in done.stdout
+    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(1,)]
+    assert "queued" not in cli_in_process("close", env=env).stdout  # once
+    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(1,)]
+
+
+def test_several_months_closed_at_once_send_the_latest_whatever_closed_them(
+    copy: Copy, tmp_path: Path
+) -> None:
+    """A month closed by hand first is sent by hand; the automatic close of the rest of the
+    backlog sends only its latest month, not one message per month of history."""
+    env, settings = _with_a_mail_channel(copy, tmp_path)
+    months = table(
+        settings.warehouse, "SELECT strftime(month, '%Y-%m') FROM monthly_statement ORDER BY 1"
+    )
+    oldest = months[0][0]
+    by_hand = cli_in_process("close", "--month", oldest, env=env)
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert table(settings.warehouse, "SELECT event_id FROM alert_outbox") == [
+        (f"statement/acme/{oldest}/v1",)
+    ]
+    rest = cli_in_process("close", env=env)
+    assert rest.returncode == 0, rest.stderr
+    queued = table(settings.warehouse, "SELECT event_id FROM alert_outbox ORDER BY 1")
+    closed = table(settings.warehouse, "SELECT strftime(max(month), '%Y-%m') FROM statement_closes")
+    assert queued == sorted(
+        [(f"statement/acme/{oldest}/v1",), (f"statement/acme/{closed[0][0]}/v1",)]
+    )
+    listed = cli_in_process("statements", "list", env=env).stdout
+    assert "not sent: closed with later months at once; send it with `creditlens close" in listed
+
+
+@pytest.mark.slow
+def test_a_closed_month_whose_entries_vanished_is_restated_to_what_remains(copy: Copy) -> None:
+    """The platform stops serving a closed month's entries: the month is restated to no
+    movement at all, each line's why `entries removed`, never left as it was issued."""
+    import duckdb
+
+    env, settings = copy()
+    assert cli_in_process("close", env=env).returncode == 0
+    ((month,),) = table(settings.warehouse, "SELECT min(month) FROM statement_closes")
+    with duckdb.connect(str(settings.warehouse)) as con:
+        con.execute("DELETE FROM ledger_entries WHERE date_trunc('month', entry_day) = ?", [month])
+    assert cli_in_process("sync", "--full-reconcile", env=env).returncode == 0
+    restated = table(  # the close that follows the sync restated it
+        settings.warehouse,
+        f"SELECT line, now, why FROM statement_restatements WHERE month = '{month}'",
+    )
+    assert restated, "the vanished month was not restated"
+    debits = next(r for r in restated if r[0] == "debits")
+    assert debits[1] == 0 and debits[2].startswith("entries removed")
+    ((version,),) = table(
+        settings.warehouse, f"SELECT max(version) FROM statement_closes WHERE month = '{month}'"
+    )
+    assert version == 2
+
+
+def test_a_refusal_to_close_names_the_accounts_own_failure(copy: Copy, tmp_path: Path) -> None:
+    env, settings = copy()
+    month = table(settings.warehouse, "SELECT strftime(max(month), '%Y-%m') FROM monthly_statement")
+    rejected = {**env, "CREDITLENS_API_KEY": "sk_rejected_by_the_platform_0000"}
+    assert cli_in_process("sync", env=rejected).returncode == 1
+    done = cli_in_process("close", "--month", month[0][0], env=rejected)
+    assert done.returncode == 1
+    assert "its latest sync failed (account acme: " in done.stderr
+    assert "not reconciled" not in done.stderr

@@ -22,7 +22,8 @@ from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
 from pipelines.statements.close import check_closes
 from pipelines.statements.closed import ClosedStatement, Restatement
-from pipelines.statements.delivery import queue_issued, send_pending
+from pipelines.statements.delivery import message_rows, queued_lines, send_pending
+from pipelines.warehouse.alert_store import enqueue
 from tests.alerts.receivers import Received, receivers
 from tests.pipeline.helpers import table
 from tests.statements.conftest import Copy
@@ -95,10 +96,11 @@ url_env = "CHAT_URL"
             self.closes[(s.account, s.month, s.version)] = (s, None)
         for r in restated:
             self.closes[(r.current.account, r.current.month, r.current.version)] = (r.current, r)
-        return queue_issued(
-            self.warehouse, self.settings, issued, restated, first or set(), resend,
-            env=self.env, cwd=self.folder,
-        )  # fmt: skip
+        rows = message_rows(
+            self.settings, issued, restated, first or set(), resend, env=self.env, cwd=self.folder
+        )
+        queued = enqueue(self.warehouse.path, 5.0, rows, again=resend)
+        return queued_lines(queued)
 
     def send(self) -> list[tuple[str, str]]:
         done = send_pending(
@@ -152,7 +154,7 @@ def test_a_close_is_emailed_once_with_its_csv_and_pdf_byte_for_byte(install: Ins
         "statement-acme-2026-10-v1.pdf": docs.statement_pdf(s),
     }
     text = mail.get_body(preferencelist=("plain",)).get_content()
-    assert "Usage -1,250.125001" in text and "Closing balance" in text
+    assert "Debits (usage): -1,250.125001" in text and "Closing balance" in text
 
     # json:// carries the files too, base64 in its payload; the Slack-format webhook cannot:
     # it gets the summary and where the files are.
@@ -163,7 +165,7 @@ def test_a_close_is_emailed_once_with_its_csv_and_pdf_byte_for_byte(install: Ins
     assert sent == _attachments(mail)
     assert hook[0]["creditlens_event_id"] == "statement/acme/2026-10/v1"
     assert "attachments" not in chat[0] and "base64" not in str(chat[0])
-    assert "Usage -1,250.125001" in chat[0]["text"]
+    assert "\n- Debits (usage): -1,250.125001\n" in chat[0]["text"]
     assert (
         "Files: statement-acme-2026-10-v1.csv and statement-acme-2026-10-v1.pdf"
         in (chat[0]["text"])
@@ -330,10 +332,11 @@ def test_a_stored_close_is_sent_once_with_files_rendered_from_the_warehouse(
     result = check_closes(warehouse, settings)
     assert len(result.issued) > 1 and result.first_close_accounts == {settings.account.name}
     latest = max(result.issued, key=lambda s: s.month)
-    queued = queue_issued(
-        warehouse, settings, result.issued, result.restated, result.first_close_accounts,
+    rows = message_rows(
+        settings, result.issued, result.restated, result.first_close_accounts,
         env=env, cwd=tmp_path,
     )  # fmt: skip
+    queued = queued_lines(enqueue(warehouse.path, 5.0, rows))
     assert queued == [f"statement message queued: {docs.event_id(latest)} for channel mail"]
     done = send_pending(warehouse, settings, env=env, cwd=tmp_path)
     assert done.sent == [(docs.event_id(latest), "mail")] and not done.warnings

@@ -121,33 +121,50 @@ def test_file_names_never_carry_a_path_and_names_beyond_latin_1_are_kept() -> No
     assert "Account: ../Acme Corp/\\u65e5\\u672c" in text
 
 
+def _figures(body: str) -> dict[str, Decimal]:
+    """The message's figure lines, ``- label: amount``, by label."""
+    found = re.findall(r"^- (.+?): (-?[\d,]+(?:\.\d+)?)$", body, re.M)
+    return {label: Decimal(amount.replace(",", "")) for label, amount in found}
+
+
+def test_a_statement_message_adds_up_on_its_face() -> None:
+    """Every line that is not zero (refunds, adjustments, other included), one per line: the
+    opening and the lines shown make the closing, as a reader checks it with a pencil."""
+    s = statement()
+    _, body = docs.message(s)
+    figures = _figures(body)
+    assert list(figures) == [
+        "Opening balance", "Debits (usage)", "Credits (grants, top-ups)", "Refunds",
+        "Other movements", "Hidden movements (not explained by any entry)", "Closing balance",
+    ]  # adjustments are 0 this month: left out, the sum still holds  # fmt: skip
+    movements = sum(v for k, v in figures.items() if k not in ("Opening balance",
+                                                              "Closing balance"))  # fmt: skip
+    assert figures["Opening balance"] + movements == figures["Closing balance"]
+
+
 def test_the_messages_give_the_summary_the_changes_and_where_the_files_are() -> None:
     s = statement()
     title, body = docs.message(s)
     assert title == "creditlens statement: acme, October 2026"
-    for words, name in (
-        ("Opening balance", "opening"),
-        ("Usage", "debits"),
-        ("Credits", "credits"),
-        ("Hidden movements", "hidden_movements"),
-        ("Closing balance", "closing"),
-    ):
-        assert f"\n{words} {exact_money_text(s.line(name))}\n" in body  # a figure a line
+    for name in ("opening", "debits", "credits", "refunds", "hidden_movements", "closing"):
+        words = docs.line_label(name)
+        assert f"\n- {words}: {exact_money_text(s.line(name))}\n" in body  # a figure a line
     assert "statement-acme-2026-10-v1.csv" in body and "statement-acme-2026-10-v1.pdf" in body
     assert "[creditlens statement statement/acme/2026-10/v1]" in body
     r = restatement()
     title, body = docs.message(r.current, r)
     assert "restated" in title and "(version 2)" in title
     assert (
-        "Debits (usage) was -1,250.125001, now -1,257.625001, difference -7.50 (late entries)"
+        "- Debits (usage): was -1,250.125001, now -1,257.625001, difference -7.50 (late entries)"
         in body
     )
     title, body = docs.digest_message([statement("acme"), statement("beta")], [r])
     assert "2 closed, 1 restated" in title
-    assert "acme (October 2026): Opening balance" in body and "beta (October 2026)" in body
+    assert "**acme (October 2026):**\n\n- Opening balance" in body and "beta (October 2026)" in body
     assert "statements-2026-10.csv" in body and "restated on 2026-11-04" in body
     total = exact_money_text(statement("acme").line("closing") * 2)
-    assert f"Closing balance {total}" in body
+    assert f"- Closing balance: {total}" in body
+    assert "\n\n" in body and body.count("\n") > 20  # lines, never one run-on paragraph
 
 
 def test_the_pdf_does_not_depend_on_how_the_close_time_is_spelt() -> None:
