@@ -14,6 +14,8 @@ TESTS = Path(__file__).parent
 # Files whose every test needs what `slow` is for, and the inner-loop tests that reach the code
 # they prove (the files themselves run in the whole suite, in CI).
 COVERED_ELSEWHERE = {
+    "alerts/test_alert_week.py": "alerts/test_alert_lifecycle.py and test_alert_agency.py",
+    "statements/test_finance_agency.py": "statements/test_close.py, focus/test_focus_agency.py",
     "benchmarks/test_dagster_partition_events_smoke.py": "benchmarks/test_benchmark_layout.py",
     "benchmarks/test_ingestion_smoke.py": "benchmarks/test_raw_floor_retries.py",
     "benchmarks/test_reconciliation_memory_smoke.py": "benchmarks/test_measured_child.py",
