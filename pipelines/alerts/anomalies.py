@@ -42,7 +42,7 @@ def judge(
         out.notes.append("no successful sync yet: no day to judge")
         return
     # Days are the platform's: its clock (asOf) may run behind or ahead of this machine's.
-    last_day = (min(now, synced_at) - _skew(store, account) - grace).date() - timedelta(days=1)
+    last_day = (min(now, synced_at) - _skew(store) - grace).date() - timedelta(days=1)
     before = store.last_evaluated(rule.name, account)
     if before in (NEVER, None):
         start, out.data_day = last_day, last_day
@@ -66,16 +66,16 @@ def judge(
         day += timedelta(days=1)
 
 
-def _skew(store: AlertStore, account: str) -> timedelta:
-    """How far this machine's clock ran ahead of the platform's at the latest stored balance
-    (its fetched_at less the platform's asOf); none without one."""
-    found = account_row(
-        store,
-        "SELECT account, arg_max(epoch(fetched_at) - epoch(as_of), fetched_at) AS seconds "
-        "FROM consumption_snapshots WHERE as_of IS NOT NULL GROUP BY account",
-        account,
+def _skew(store: AlertStore) -> timedelta:
+    """How far this machine's clock ran ahead of the platform's at the newest stored balance of
+    any account (its fetched_at less the platform's asOf): one platform, one clock. An idle
+    account's own summary is stored only when it changes, so its own would be stale. None
+    stored: no skew."""
+    found = store.frame(
+        "SELECT epoch(fetched_at) - epoch(as_of) AS seconds FROM consumption_snapshots "
+        "WHERE as_of IS NOT NULL ORDER BY fetched_at DESC LIMIT 1"
     )
-    seconds = found["seconds"] if found else None
+    seconds = found["seconds"][0] if found.height else None
     return timedelta(seconds=float(seconds)) if seconds is not None else timedelta(0)
 
 

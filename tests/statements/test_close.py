@@ -42,7 +42,8 @@ def test_a_month_closes_once_its_grace_period_is_covered_not_a_day_before(copy: 
     early = check_closes(waiting.open_warehouse(), waiting)
     assert month not in {s.month for s in early.issued}
     assert early.issued and all(s.month < month for s in early.issued)  # older months close
-    assert early.first_close_accounts == {"acme"}
+    # Several months closed at once are one batch (only the latest sent); one alone is not.
+    assert early.first_close_accounts == ({"acme"} if len(early.issued) > 1 else set())
     _, due = copy(CREDITLENS_CLOSE_AFTER_DAYS=str(grace))
     later = check_closes(due.open_warehouse(), due)
     assert [s.month for s in later.issued] == [month]
@@ -240,12 +241,13 @@ def test_several_months_closed_at_once_send_the_latest_whatever_closed_them(
     rest = cli_in_process("close", env=env)
     assert rest.returncode == 0, rest.stderr
     queued = table(settings.warehouse, "SELECT event_id FROM alert_outbox ORDER BY 1")
-    closed = table(settings.warehouse, "SELECT strftime(max(month), '%Y-%m') FROM statement_closes")
-    assert queued == sorted(
-        [(f"statement/acme/{oldest}/v1",), (f"statement/acme/{closed[0][0]}/v1",)]
-    )
+    closed = table(settings.warehouse, "SELECT strftime(month, '%Y-%m') FROM statement_closes")
+    latest = max(m for (m,) in closed)
+    assert queued == sorted([(f"statement/acme/{m}/v1",) for m in {oldest, latest}])
     listed = cli_in_process("statements", "list", env=env).stdout
-    assert "not sent: closed with later months at once; send it with `creditlens close" in listed
+    if len(closed) > 2:  # the rest was several months at once: all but its latest held back
+        held = "not sent: closed with later months at once; send it with `creditlens close"
+        assert held in listed
 
 
 @pytest.mark.slow
