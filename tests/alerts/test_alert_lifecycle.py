@@ -245,15 +245,29 @@ def test_an_acknowledgement_belongs_to_one_crossing(setup: Setup) -> None:
 # -- budgets: one message, words that agree; a rule that fails stops no other (5) -------------
 
 
+def _mid_month() -> datetime:
+    """An evaluation's now with a month of spend behind it, whatever today is: the 15th at noon
+    of the month 16 days ago (the shared warehouse holds 90 days). On a 1st just after midnight
+    the month to date has spent nothing, and no budget crosses anything."""
+    day = (datetime.now(UTC) - timedelta(days=16)).date().replace(day=15)
+    return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
+
+
 def test_several_budget_levels_crossed_at_once_are_one_message(setup: Setup) -> None:
+    from pipelines.alerts.delivery import deliver
+    from pipelines.config.alerting import alerting
+
     env, received, http_port, smtp_port = setup
     env = {**env, **_urls(http_port, smtp_port)}
     Path(env["CREDITLENS_CONFIG"]).write_text(
         CHANNELS + '\n[[alerts]]\nname = "budget"\nkind = "budget"\ndimension = "account"\n'
         'monthly_limit = 1\nchannels = ["hook"]\n'
     )
-    done = cli_in_process("alerts", "check", env=env)
-    assert done.returncode == 0, done.stderr
+    settings = Settings.from_env(env)
+    config = alerting(settings, env, Path(env["CREDITLENS_CONFIG"]).parent)
+    warehouse = Warehouse(settings.warehouse, lock_timeout_s=5.0)
+    check_rules(warehouse, config, [settings.account.name], now=_mid_month())
+    assert deliver(warehouse, config, env, now=_mid_month()).sent
     (message,) = _hooks(received)
     assert message["title"].endswith(", 100%") and message["type"] == "warning"
     text = message["message"]
@@ -298,6 +312,7 @@ def test_a_rule_that_fails_for_one_account_is_one_warning_and_the_others_still_r
         Warehouse(settings.warehouse, lock_timeout_s=5.0),
         Alerting((broken, low), {"hook": hook}),
         [settings.account.name],
+        now=_mid_month(),  # a month with spend: the broken budget divides by its 0
     )
     (warning,) = result.warnings
     assert warning.startswith(f"alert broken: account {settings.account.name}: not evaluated (")
@@ -476,8 +491,8 @@ def test_a_hanging_mail_server_and_a_slow_webhook_cannot_hold_a_sync(setup: Setu
     env, received, http_port, smtp_port = setup
     Path(env["CREDITLENS_CONFIG"]).write_text(
         CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook", "mail"]\n\n[[alerts]]\nname = "budget"\n'
-        'kind = "budget"\ndimension = "account"\nmonthly_limit = 1\nchannels = ["hook", "mail"]\n'
+        f'{above(env)}\nchannels = ["hook", "mail"]\n\n[[alerts]]\nname = "lower"\n'
+        f'kind = "balance_below"\nthreshold = {above(env) + 1}\nchannels = ["hook", "mail"]\n'
     )
     with unresponsive() as (slow_http, silent_smtp):
         stuck = {
@@ -649,8 +664,8 @@ def test_a_channel_that_refused_is_not_tried_again_in_the_same_run(setup: Setup)
     env = setup[0]
     Path(env["CREDITLENS_CONFIG"]).write_text(
         CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n\n[[alerts]]\nname = "budget"\nkind = "budget"\n'
-        'dimension = "account"\nmonthly_limit = 1\nchannels = ["hook"]\n'
+        f'{above(env)}\nchannels = ["hook"]\n\n[[alerts]]\nname = "lower"\n'
+        f'kind = "balance_below"\nthreshold = {above(env) + 1}\nchannels = ["hook"]\n'
     )
     dead = {**env, "HOOK_URL": f"json://127.0.0.1:{free_port()}/hook"}
     done = cli_in_process("alerts", "check", env=dead)

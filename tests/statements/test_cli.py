@@ -37,7 +37,7 @@ def test_close_by_hand_one_month_then_again(copy: Copy) -> None:
 
 
 def test_a_month_that_cannot_close_yet_is_one_line_and_exit_1(copy: Copy) -> None:
-    env, settings = copy()
+    env, settings = copy(CREDITLENS_CLOSE_AFTER_DAYS="2")
     day = covered(settings.warehouse)
     month = day.replace(day=1)
     result = cli_in_process("close", "--month", f"{month:%Y-%m}", env=env)
@@ -102,6 +102,7 @@ def test_one_rejected_key_does_not_stop_the_others_closing(
         "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
         "ACME_KEY": s.sim.key_for("acme"),
         "GLOBEX_KEY": "a-key-the-platform-rejects",
+        "CREDITLENS_CLOSE_AFTER_DAYS": "0",  # the previous month closes whatever today is
     }
     result = cli_in_process("sync", env=env, inherit=False)
     assert result.returncode == 1

@@ -34,6 +34,9 @@ class Restated:
     path: Path
 
 
+NO_GRACE = {"CREDITLENS_CLOSE_AFTER_DAYS": "0"}
+
+
 @pytest.fixture(scope="module")
 def restated(
     synced: tuple[Simulated, Path], tmp_path_factory: pytest.TempPathFactory
@@ -43,12 +46,13 @@ def restated(
     path = folder / "warehouse.duckdb"
     shutil.copytree(warehouse.parent, folder, dirs_exist_ok=True)  # with its analyst copy
     month = previous_month(covered(path))
-    closed = cli_in_process("close", env=creditlens_variables(s, folder))
+    # No grace: the previous month closes whatever today is (a 1st included).
+    closed = cli_in_process("close", env=creditlens_variables(s, folder, **NO_GRACE))
     # The same company, with one top-up it posted late into the closed month's 15th.
     days_ago = (s.today - month.replace(day=15)).days
     late = small().with_company("acme", top_ups=[TopUpSpec(days_ago=days_ago, amount=LATE)])
     with serving(late) as again:
-        env = creditlens_variables(again, folder)
+        env = creditlens_variables(again, folder, **NO_GRACE)
         synced_again = cli_in_process("sync", "--since", month.isoformat(), env=env)
         yield Restated(month, env, closed, synced_again, path)
 
