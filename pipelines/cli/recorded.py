@@ -49,13 +49,11 @@ def record_materialization(
 ) -> bool:
     """Reports that ``command`` materialized ``asset`` (and evaluated its ``checks``); whether
     it was recorded."""
-    if home_for(settings) is None:
-        return False
     event = AssetMaterialization(
         asset_key=AssetKey(asset),
         description=f"by creditlens {command}",
         metadata=dict(metadata),
-        tags={CLI_RUN_TAG: "true", COMMAND_TAG: command.replace(" ", "-")},
+        tags=_tags(command),
     )
     evaluations = [
         AssetCheckEvaluation(
@@ -65,12 +63,27 @@ def record_materialization(
         )
         for check in checks
     ]  # fmt: skip
+    return _report(settings, asset, [event, *evaluations])
+
+
+def _tags(command: str) -> dict[str, str]:
+    return {CLI_RUN_TAG: "true", COMMAND_TAG: command.replace(" ", "-")}
+
+
+def _report(
+    settings: Settings,
+    asset: str,
+    events: Sequence[AssetMaterialization | AssetCheckEvaluation],
+) -> bool:
+    """Reports ``events`` to the instance; whether they were recorded. The work is done when
+    this runs: a record that cannot be written is one warning line, never a failed command."""
+    if not events or home_for(settings) is None:
+        return False
     try:
         dagster_instance = instance(settings)
         try:
-            dagster_instance.report_runless_asset_event(event)
-            for evaluation in evaluations:
-                dagster_instance.report_runless_asset_event(evaluation)
+            for event in events:
+                dagster_instance.report_runless_asset_event(event)
         finally:
             dagster_instance.dispose()
     except Exception as exc:  # the work is done; only its record in Dagster is missing
@@ -122,28 +135,11 @@ def record_closes(settings: Settings, outcome: CheckOutcome, command: str) -> bo
     """``statement_closes``, one materialization per month partition the check closed or
     restated (its figures and versions as metadata), as the close job records them in a run:
     the partitions show every close, whichever ran it."""
-    events = materializations(outcome)
-    if not events or home_for(settings) is None:
-        return False
-    tags = {CLI_RUN_TAG: "true", COMMAND_TAG: command.replace(" ", "-")}
-    try:
-        dagster_instance = instance(settings)
-        try:
-            for event in events:
-                dagster_instance.report_runless_asset_event(
-                    AssetMaterialization(
-                        asset_key=event.asset_key, partition=event.partition,
-                        description=f"by creditlens {command}", metadata=event.metadata,
-                        tags=tags,
-                    )
-                )  # fmt: skip
-        finally:
-            dagster_instance.dispose()
-    except Exception as exc:  # the close is done; only its record in Dagster is missing
-        line = " ".join(str(exc).split()) or type(exc).__name__
-        print(
-            f"creditlens: warning: statement_closes not recorded in the Dagster instance: {line}",
-            file=sys.stderr,
+    events = [
+        AssetMaterialization(
+            asset_key=event.asset_key, partition=event.partition, metadata=event.metadata,
+            description=f"by creditlens {command}", tags=_tags(command),
         )
-        return False
-    return True
+        for event in materializations(outcome)
+    ]  # fmt: skip
+    return _report(settings, "statement_closes", events)
