@@ -40,9 +40,10 @@ def copy(synced: tuple[Simulated, Path], tmp_path: Path) -> Copy:
     arguments are more variables (CREDITLENS_CLOSE_AFTER_DAYS=...)."""
 
     def make(**extra: str) -> tuple[dict[str, str], Settings]:
-        # The previous month closes whatever today is (on a 1st, its 2-day default grace would
-        # leave it open until the 3rd): a test of the grace itself sets its own.
-        extra.setdefault("CREDITLENS_CLOSE_AFTER_DAYS", "0")
+        # One day of grace: the previous month closes whatever today is (the 2-day default
+        # leaves it open until the 3rd), and the current one never does (none would close it
+        # on its own last day): a test of the grace itself sets its own.
+        extra.setdefault("CREDITLENS_CLOSE_AFTER_DAYS", "1")
         s, warehouse = synced
         if not (tmp_path / "warehouse.duckdb").exists():
             # The whole folder: the warehouse with its analyst copy, as a sync leaves it (with

@@ -102,7 +102,7 @@ def test_one_rejected_key_does_not_stop_the_others_closing(
         "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
         "ACME_KEY": s.sim.key_for("acme"),
         "GLOBEX_KEY": "a-key-the-platform-rejects",
-        "CREDITLENS_CLOSE_AFTER_DAYS": "0",  # the previous month closes whatever today is
+        "CREDITLENS_CLOSE_AFTER_DAYS": "1",  # the previous month closes whatever today is
     }
     result = cli_in_process("sync", env=env, inherit=False)
     assert result.returncode == 1

@@ -34,7 +34,7 @@ class Restated:
     path: Path
 
 
-NO_GRACE = {"CREDITLENS_CLOSE_AFTER_DAYS": "0"}
+ONE_DAY_GRACE = {"CREDITLENS_CLOSE_AFTER_DAYS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +46,13 @@ def restated(
     path = folder / "warehouse.duckdb"
     shutil.copytree(warehouse.parent, folder, dirs_exist_ok=True)  # with its analyst copy
     month = previous_month(covered(path))
-    # No grace: the previous month closes whatever today is (a 1st included).
-    closed = cli_in_process("close", env=creditlens_variables(s, folder, **NO_GRACE))
+    # One day of grace: the previous month closes whatever today is, the current one never.
+    closed = cli_in_process("close", env=creditlens_variables(s, folder, **ONE_DAY_GRACE))
     # The same company, with one top-up it posted late into the closed month's 15th.
     days_ago = (s.today - month.replace(day=15)).days
     late = small().with_company("acme", top_ups=[TopUpSpec(days_ago=days_ago, amount=LATE)])
     with serving(late) as again:
-        env = creditlens_variables(again, folder, **NO_GRACE)
+        env = creditlens_variables(again, folder, **ONE_DAY_GRACE)
         synced_again = cli_in_process("sync", "--since", month.isoformat(), env=env)
         yield Restated(month, env, closed, synced_again, path)
 
