@@ -33,6 +33,7 @@ from tests.focus.focus_checks import (
     DATETIME_COLUMNS,
     DATETIME_TEXT,
     DECIMAL_COLUMNS,
+    FREE_TYPES,
     NUMERIC_TEXT,
     check_parquet_types,
     check_reconciles_to_what_was_paid,
@@ -41,7 +42,7 @@ from tests.focus.focus_checks import (
 from tests.pipeline.helpers import cli_in_process
 from tests.shared_sync import small_synced
 from transforms.entry_type import category_of
-from transforms.focus import CHARGE_CATEGORY, MANDATORY, TAG_PREFIX
+from transforms.focus import CHARGE_CATEGORY, FREE_CATEGORY, MANDATORY, TAG_PREFIX
 
 PRICE = Decimal("0.0125")
 
@@ -199,7 +200,8 @@ def test_charge_category_follows_the_entry_type_and_tags_carry_agent_campaign_ch
     for row in entries.iter_rows(named=True):
         category, agent, campaign, channel = ledger[row["x_EntryId"]]
         assert category == category_of(row["x_EntryType"])
-        assert row["ChargeCategory"] == CHARGE_CATEGORY[category]
+        free = row["x_EntryType"] in FREE_TYPES  # credits granted for free: no money moves
+        assert row["ChargeCategory"] == (FREE_CATEGORY if free else CHARGE_CATEGORY[category])
         seen.add(row["ChargeCategory"])
         tags = json.loads(row["Tags"]) if row["Tags"] is not None else {}
         expected = {"agent": agent, "campaign": campaign, "channel": channel}
