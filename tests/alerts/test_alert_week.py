@@ -38,10 +38,11 @@ WEEK = Scenario(
     name="week",
     companies=[
         CompanySpec(name="onboardco", history_days=60, entries_per_day=30, agents=2, campaigns=2),
+        # No plan grant (a suspended subscription): a 1st inside the week would refill it.
         CompanySpec(
             name="burnco", history_days=70, entries_per_day=200, agents=3, campaigns=2,
-            plan="Starter", auto_top_up=False,
-            top_ups=[TopUpSpec(days_ago=69, amount=Decimal(5000))],
+            plan="Starter", status="Suspended", auto_top_up=False,
+            top_ups=[TopUpSpec(days_ago=69, amount=Decimal(20000))],
         ),
         CompanySpec(
             name="spikeco", history_days=90, entries_per_day=40, agents=2, campaigns=2,
