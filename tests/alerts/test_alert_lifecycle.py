@@ -64,6 +64,7 @@ def _alerts(env: dict[str, str], *args: str) -> list[str]:
 # -- failures alert (1 and 2 of docs/alerts.md's list of what went unsaid) -------------------
 
 
+@pytest.mark.slow
 def test_a_key_rejected_at_onboarding_fires_sync_failed_at_once_then_recovers(
     tmp_path: Path, servers: tuple[Received, int, int]
 ) -> None:
@@ -163,6 +164,7 @@ def test_a_lone_account_whose_settings_fail_is_recorded_and_alerted(
 # -- every event has an end; an acknowledgement belongs to one crossing (3 and 4) -------------
 
 
+@pytest.mark.slow
 def test_a_hidden_movement_recovers_when_its_finding_is_acknowledged(
     tmp_path: Path, servers: tuple[Received, int, int]
 ) -> None:
