@@ -15,11 +15,12 @@ import polars as pl
 from pipelines.alerts.observe import EVENT, Evaluated, Observation, credits
 from pipelines.alerts.reads import COLUMN, account_row, account_rows, spend_by_day, sync_status
 from pipelines.config.alert_rules import Rule
+from pipelines.config.settings import ANOMALY_GRACE_HOURS
 from pipelines.warehouse.alert_store import NEVER, AlertStore
 from transforms.alert_maths import AnomalyScore, spend_anomalies
 
 HISTORY_DAYS = 56  # the 8 same weekdays before a judged day
-DEFAULT_GRACE = timedelta(hours=2)
+DEFAULT_GRACE = timedelta(hours=ANOMALY_GRACE_HOURS)
 
 
 def judge(

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 from pipelines.alerts.messages import RESENT
 from pipelines.api.redact import Redactor
 from pipelines.config.alert_rules import Alerting, Channel
-from pipelines.config.settings import Settings
+from pipelines.config.settings import ALERT_EXPIRY_HOURS, DELIVERY_DEADLINE_S, Settings
 from pipelines.runtime.failpoints import failpoint
 from pipelines.warehouse.alert_store import Claimed, claim, finish, release, renew
 from pipelines.warehouse.writer import Warehouse
@@ -49,8 +49,8 @@ LEASE = timedelta(minutes=10)  # a claim older than this was its sender's last a
 FIRST_RETRY = timedelta(seconds=30)
 LAST_RETRY = timedelta(hours=1)
 PAYLOAD_ID = "creditlens_event_id"  # the message's id in a json:// payload
-DEFAULT_DEADLINE = timedelta(minutes=5)
-DEFAULT_EXPIRY = timedelta(hours=72)
+DEFAULT_DEADLINE = timedelta(seconds=DELIVERY_DEADLINE_S)
+DEFAULT_EXPIRY = timedelta(hours=ALERT_EXPIRY_HOURS)
 Attachment = tuple[str, bytes]  # (file name, content)
 # The files of a claimed message, rendered again from what was stored: a resend is the same bytes.
 Files = Callable[[Claimed], Sequence[Attachment]]

@@ -43,6 +43,12 @@ from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
 
 STAGING_DIR_NAME = ".creditlens-staging"
+# The alerts' defaults (docs/alerts.md), named once: the settings below and the alerts' own
+# defaults for a caller that passes none (pipelines/alerts/) are these.
+ANOMALY_GRACE_HOURS = 2
+ANOMALY_OPEN_DAYS = 3
+ALERT_EXPIRY_HOURS = 72
+DELIVERY_DEADLINE_S = 300
 AUDIT_SECRET_ENV = "CREDITLENS_AUDIT_SECRET"
 DagsterInstanceKind = Literal["persistent", "ephemeral"]
 
@@ -151,18 +157,24 @@ class Settings(BaseModel):
     # Alerts (docs/alerts.md). A UTC day is judged for spend anomalies once it is over by this
     # much (late entries still arriving), in a sync that ran after that.
     anomaly_grace_hours: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
-        "CREDITLENS_ANOMALY_GRACE_HOURS", Decimal(2)
+        "CREDITLENS_ANOMALY_GRACE_HOURS", Decimal(ANOMALY_GRACE_HOURS)
     )
     # A spend anomaly is a notice about a past day: open (listed, its check WARN) this long.
-    anomaly_open_days: PositiveNumber = env_field("CREDITLENS_ANOMALY_OPEN_DAYS", 3.0)
+    anomaly_open_days: PositiveNumber = env_field(
+        "CREDITLENS_ANOMALY_OPEN_DAYS", float(ANOMALY_OPEN_DAYS)
+    )
     # An alert's message still unsent after this long is not sent: recorded as expired.
-    alert_expiry_hours: PositiveNumber = env_field("CREDITLENS_ALERT_EXPIRY_HOURS", 72.0)
+    alert_expiry_hours: PositiveNumber = env_field(
+        "CREDITLENS_ALERT_EXPIRY_HOURS", float(ALERT_EXPIRY_HOURS)
+    )
     # How long the delivery after a sync, and a `creditlens alerts check` (or Dagster's delivery
     # run), may send before leaving the rest in the outbox for the next run.
     sync_delivery_deadline_s: PositiveNumber = env_field(
         "CREDITLENS_SYNC_DELIVERY_DEADLINE_S", 30.0
     )
-    delivery_deadline_s: PositiveNumber = env_field("CREDITLENS_DELIVERY_DEADLINE_S", 300.0)
+    delivery_deadline_s: PositiveNumber = env_field(
+        "CREDITLENS_DELIVERY_DEADLINE_S", float(DELIVERY_DEADLINE_S)
+    )
     # Where people open the report site (https://...): messages link each account's page.
     # None: they name the page's path under CREDITLENS_REPORTS_DIR.
     site_url: Annotated[str | None, BeforeValidator(_site_url)] = env_field(

@@ -221,8 +221,11 @@ def claim(
             (Claimed(e, c, t, b, int(n) + 1, bool(r), a, st, sv), q)
             for e, c, t, b, n, r, a, st, sv, q in due
         ]
-        old = [c for c, q in rows if expire_after is not None and q < now - expire_after]
-        fresh = [c for c, q in rows if c not in old]
+        fresh: list[Claimed] = []
+        old: list[Claimed] = []
+        for row, queued_at in rows:
+            too_old = expire_after is not None and queued_at < now - expire_after
+            (old if too_old else fresh).append(row)
         _each(
             con,
             "UPDATE alert_outbox SET status = 'sending', claimed_at = ?, claimed_by = ?, "

@@ -21,34 +21,12 @@ from pipelines.alerts.checking import check_rules
 from pipelines.config.alert_rules import Alerting, Channel, Rule
 from pipelines.config.settings import Settings
 from pipelines.warehouse.writer import Warehouse
-from tests.alerts.helpers import above
+from tests.alerts.helpers import CHANNELS, above, channel_urls, low_balance
 from tests.alerts.receivers import Received
 from tests.conftest import creditlens_variables, serving
 from tests.pipeline.helpers import cli_in_process, table
 
 Setup = tuple[dict[str, str], Received, int, int]
-
-CHANNELS = """
-[[channels]]
-name = "hook"
-url_env = "HOOK_URL"
-
-[[channels]]
-name = "chat"
-url_env = "CHAT_URL"
-
-[[channels]]
-name = "mail"
-url_env = "MAIL_URL"
-"""
-
-
-def _urls(http_port: int, smtp_port: int) -> dict[str, str]:
-    return {
-        "HOOK_URL": f"json://127.0.0.1:{http_port}/hook",
-        "CHAT_URL": f"mmost://127.0.0.1:{http_port}/chattoken",
-        "MAIL_URL": f"mailto://127.0.0.1:{smtp_port}?from=alerts@example.com&to=ops@example.com",
-    }
 
 
 def _hooks(received: Received) -> list[dict]:
@@ -99,7 +77,7 @@ channels = ["hook"]
             "CREDITLENS_REPORTS_DIR": str(tmp_path / "reports"),
             "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
             "NEWCO_KEY": "sk_not_a_key_the_platform_knows_0000",
-            **_urls(http_port, smtp_port),
+            **channel_urls(http_port, smtp_port),
         }
         done = cli_in_process("sync", env=env)
         assert done.returncode == 1
@@ -143,7 +121,7 @@ def test_a_lone_account_whose_settings_fail_is_recorded_and_alerted(
     Path(env["CREDITLENS_CONFIG"]).write_text(
         CHANNELS + '\n[[alerts]]\nname = "failed"\nkind = "sync_failed"\nchannels = ["hook"]\n'
     )
-    broken = {**env, **_urls(http_port, smtp_port)}
+    broken = {**env, **channel_urls(http_port, smtp_port)}
     broken.pop("CREDITLENS_API_KEY")
     done = cli_in_process("sync", env=broken)
     assert done.returncode == 1 and "CREDITLENS_API_KEY is not set" in done.stderr
@@ -177,7 +155,7 @@ def test_a_hidden_movement_recovers_when_its_finding_is_acknowledged(
             s, tmp_path, CREDITLENS_CONFIG=str(tmp_path / "creditlens.toml"),
             CREDITLENS_API_KEY=key, CREDITLENS_ACCOUNT="spikeco",
             CREDITLENS_LEDGER_START=(s.sim.clock.now - timedelta(days=89)).date().isoformat(),
-            **_urls(http_port, smtp_port),
+            **channel_urls(http_port, smtp_port),
         )  # fmt: skip
         (tmp_path / "creditlens.toml").write_text(
             CHANNELS + '\n[[alerts]]\nname = "moves"\nkind = "hidden_movement"\n'
@@ -212,7 +190,7 @@ def test_a_hidden_movement_recovers_when_its_finding_is_acknowledged(
 
 def test_an_acknowledgement_belongs_to_one_crossing(setup: Setup) -> None:
     env, received, http_port, smtp_port = setup
-    env = {**env, **_urls(http_port, smtp_port)}
+    env = {**env, **channel_urls(http_port, smtp_port)}
     config = Path(env["CREDITLENS_CONFIG"])
 
     def rule(threshold: int) -> None:
@@ -260,7 +238,7 @@ def test_several_budget_levels_crossed_at_once_are_one_message(setup: Setup) -> 
     from pipelines.config.alerting import alerting
 
     env, received, http_port, smtp_port = setup
-    env = {**env, **_urls(http_port, smtp_port)}
+    env = {**env, **channel_urls(http_port, smtp_port)}
     Path(env["CREDITLENS_CONFIG"]).write_text(
         CHANNELS + '\n[[alerts]]\nname = "budget"\nkind = "budget"\ndimension = "account"\n'
         'monthly_limit = 1\nchannels = ["hook"]\n'
@@ -326,11 +304,12 @@ def test_a_rule_that_fails_for_one_account_is_one_warning_and_the_others_still_r
 
 def test_each_service_gets_lines_its_severity_and_the_next_step(setup: Setup) -> None:
     env, received, http_port, smtp_port = setup
-    env = {**env, **_urls(http_port, smtp_port), "CREDITLENS_SITE_URL": "https://r.example.com"}
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook", "chat", "mail"]\n'
-    )
+    env = {
+        **env,
+        **channel_urls(http_port, smtp_port),
+        "CREDITLENS_SITE_URL": "https://r.example.com",
+    }
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook", "chat", "mail"'))
     assert cli_in_process("alerts", "check", env=env).returncode == 0
     (hook,) = _hooks(received)
     assert hook["type"] == "failure"
@@ -355,12 +334,9 @@ def test_the_cli_records_the_alerts_asset_and_its_checks_in_dagster(
 ) -> None:
     env, _, http_port, smtp_port = setup
     home = tmp_path / "dagster-home"
-    env = {**env, **_urls(http_port, smtp_port), "DAGSTER_HOME": str(home)}
+    env = {**env, **channel_urls(http_port, smtp_port), "DAGSTER_HOME": str(home)}
     env.pop("CREDITLENS_DAGSTER_INSTANCE")  # the product's default: a persistent instance
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n'
-    )
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
     home.mkdir()
     assert cli_in_process("alerts", "check", env=env).returncode == 0
     (line,) = _alerts(env)
@@ -388,11 +364,8 @@ def test_an_alert_message_older_than_its_expiry_is_recorded_expired_not_sent(
     from pipelines.config.alerting import alerting
 
     env, received, http_port, smtp_port = setup
-    env = {**env, **_urls(http_port, smtp_port)}
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n'
-    )
+    env = {**env, **channel_urls(http_port, smtp_port)}
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
     settings = Settings.from_env(env)
     warehouse = Warehouse(settings.warehouse, lock_timeout_s=5.0)
     config = alerting(settings, env, Path(env["CREDITLENS_CONFIG"]).parent)
@@ -410,10 +383,7 @@ def test_a_late_sender_cannot_overwrite_what_another_recorded(setup: Setup) -> N
     from pipelines.warehouse.alert_store import claim, finish
 
     env = setup[0]
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n'
-    )
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
     settings = Settings.from_env(env)
     assert cli_in_process("alerts", "check", env={**env, "HOOK_URL": ""}).returncode == 0
     path, now = settings.warehouse, datetime.now(UTC) + timedelta(hours=2)  # past the backoff
@@ -454,7 +424,7 @@ def test_every_day_since_the_last_one_judged_is_judged_after_a_long_gap(
     with serving(spiky, now=start) as s:
         env = creditlens_variables(
             s, tmp_path, CREDITLENS_CONFIG=str(tmp_path / "creditlens.toml"),
-            CREDITLENS_ANOMALY_GRACE_HOURS="0", **_urls(http_port, smtp_port),
+            CREDITLENS_ANOMALY_GRACE_HOURS="0", **channel_urls(http_port, smtp_port),
             # The first sync read up to today, past the simulator's now: the second re-reads
             # the days it had not served yet, as it would the platform's late entries.
             CREDITLENS_LOOKBACK_DAYS="14",
@@ -492,9 +462,12 @@ def test_a_hanging_mail_server_and_a_slow_webhook_cannot_hold_a_sync(setup: Setu
 
     env, received, http_port, smtp_port = setup
     Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook", "mail"]\n\n[[alerts]]\nname = "lower"\n'
-        f'kind = "balance_below"\nthreshold = {above(env) + 1}\nchannels = ["hook", "mail"]\n'
+        low_balance(
+            env,
+            '"hook", "mail"',
+            f'\n[[alerts]]\nname = "lower"\nkind = "balance_below"\n'
+            f'threshold = {above(env) + 1}\nchannels = ["hook", "mail"]\n',
+        )
     )
     with unresponsive() as (slow_http, silent_smtp):
         stuck = {
@@ -522,7 +495,7 @@ def test_a_hanging_mail_server_and_a_slow_webhook_cannot_hold_a_sync(setup: Setu
     from pipelines.alerts.delivery import deliver
     from pipelines.config.alerting import alerting
 
-    healthy = {**env, **_urls(http_port, smtp_port)}
+    healthy = {**env, **channel_urls(http_port, smtp_port)}
     settings = Settings.from_env(healthy)
     config = alerting(settings, healthy, warehouse.parent)
     later = datetime.now(UTC) + timedelta(minutes=5)
@@ -563,10 +536,7 @@ def test_every_channel_error_names_the_variable_and_why(setup: Setup, value: str
             pass
 
     env = setup[0]
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n'
-    )
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
     Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -606,7 +576,7 @@ def test_the_walkthrough_burn_alert_top_up_recover(
             "CREDITLENS_REPORTS_DIR": str(tmp_path / "creditlens-reports"),
             "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
             "BURNCO_KEY": next(k.secret for k in burnco.keys if k.label == "primary"),
-            **_urls(http_port, smtp_port),
+            **channel_urls(http_port, smtp_port),
         }
         assert cli_in_process("sync", env=env).returncode == 0
         ((balance,),) = table(
@@ -644,10 +614,7 @@ def test_a_long_batch_keeps_its_claims_by_renewing_their_lease(setup: Setup) -> 
     from pipelines.warehouse.alert_store import claim, renew
 
     env = setup[0]
-    Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n'
-    )
+    Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
     settings = Settings.from_env(env)
     assert cli_in_process("alerts", "check", env={**env, "HOOK_URL": ""}).returncode == 0
     path, lease = settings.warehouse, timedelta(minutes=10)
@@ -665,9 +632,12 @@ def test_a_channel_that_refused_is_not_tried_again_in_the_same_run(setup: Setup)
 
     env = setup[0]
     Path(env["CREDITLENS_CONFIG"]).write_text(
-        CHANNELS + f'\n[[alerts]]\nname = "low"\nkind = "balance_below"\nthreshold = '
-        f'{above(env)}\nchannels = ["hook"]\n\n[[alerts]]\nname = "lower"\n'
-        f'kind = "balance_below"\nthreshold = {above(env) + 1}\nchannels = ["hook"]\n'
+        low_balance(
+            env,
+            '"hook"',
+            f'\n[[alerts]]\nname = "lower"\nkind = "balance_below"\n'
+            f'threshold = {above(env) + 1}\nchannels = ["hook"]\n',
+        )
     )
     dead = {**env, "HOOK_URL": f"json://127.0.0.1:{free_port()}/hook"}
     done = cli_in_process("alerts", "check", env=dead)

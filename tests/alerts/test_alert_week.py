@@ -30,6 +30,7 @@ from pipelines.alerts.definitions import rule_check
 from pipelines.config.alert_rules import Rule
 from pipelines.config.settings import Settings
 from simulator.scenario import CompanySpec, Scenario, SpendSpikeSpec, TopUpSpec
+from tests.alerts.helpers import CHANNELS, channel_urls
 from tests.alerts.receivers import Received
 from tests.conftest import serving
 from tests.pipeline.helpers import cli_in_process, table
@@ -68,18 +69,7 @@ name = "spikeco"
 base_url = "{url}"
 api_key_env = "SPIKECO_KEY"
 
-[[channels]]
-name = "hook"
-url_env = "HOOK_URL"
-
-[[channels]]
-name = "chat"
-url_env = "CHAT_URL"
-
-[[channels]]
-name = "mail"
-url_env = "MAIL_URL"
-
+{channels}
 [[alerts]]
 name = "failed"
 kind = "sync_failed"
@@ -139,7 +129,7 @@ def test_an_agency_week_on_call(tmp_path: Path, servers: tuple[Received, int, in
         }
         burnco = s.sim.truth("burnco").balance
         config = tmp_path / "agency.toml"
-        config.write_text(AGENCY.format(url=s.url, threshold=int(burnco) - 250))
+        config.write_text(AGENCY.format(url=s.url, threshold=int(burnco) - 250, channels=CHANNELS))
         env = {
             "CREDITLENS_CONFIG": str(config),
             "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
@@ -150,9 +140,7 @@ def test_an_agency_week_on_call(tmp_path: Path, servers: tuple[Received, int, in
             "ONBOARDCO_KEY": "sk_rejected_by_the_platform_00000000",
             "BURNCO_KEY": keys["burnco"],
             "SPIKECO_KEY": keys["spikeco"],
-            "HOOK_URL": f"json://127.0.0.1:{http_port}/hook",
-            "CHAT_URL": f"mmost://127.0.0.1:{http_port}/chattoken",
-            "MAIL_URL": f"mailto://127.0.0.1:{smtp_port}?from=a@example.com&to=oncall@example.com",
+            **channel_urls(http_port, smtp_port),
         }
         (tmp_path / "dagster").mkdir()
         sent: list[tuple[str, str]] = []  # (title, type) of every hook message, in order
