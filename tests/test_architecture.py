@@ -26,9 +26,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("pipelines", "transforms", "dashboards", "simulator")
 PRODUCTION_ROOMS = PACKAGES
-# Not production, but read and changed as often: the benchmarks keep the same limit.
+# Not production, but read and changed as often: the benchmarks keep the same ceiling.
 SIZED_ROOMS = (*PRODUCTION_ROOMS, "benchmarks")
-MAX_MODULE_LINES = 400
+# A ceiling that flags a module for a look, not a rule that splits one idea into several files:
+# a module is split where a reader would look for two things (docs/architecture.md).
+MAX_MODULE_LINES = 800
 
 
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -184,14 +186,17 @@ def test_an_import_circle_is_found(graph: grimp.ImportGraph) -> None:
     assert {"pipelines.runtime.progress", "pipelines.cli.runner"} <= set(circle)
 
 
-def test_no_production_or_benchmark_module_is_over_400_lines() -> None:
+def test_no_production_or_benchmark_module_is_past_the_ceiling() -> None:
     long = {
         str(path.relative_to(ROOT)): lines
         for room in SIZED_ROOMS
         for path in sorted((ROOT / room).rglob("*.py"))
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
-    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+    assert not long, (
+        f"modules over {MAX_MODULE_LINES} lines: look at each; split it only where a reader "
+        f"would look for two things: {long}"
+    )
 
 
 # -- the architecture page quotes the contracts ---------------------------------------------------

@@ -17,6 +17,8 @@ COVERED_ELSEWHERE = {
     "alerts/test_alert_week.py": "alerts/test_alert_lifecycle.py and test_alert_agency.py",
     "statements/test_finance_agency.py": "statements/test_close.py, focus/test_focus_agency.py",
     "benchmarks/test_dagster_partition_events_smoke.py": "benchmarks/test_benchmark_layout.py",
+    "benchmarks/test_dagster_accounts_smoke.py": "benchmarks/test_benchmark_layout.py",
+    "reconciliation/test_agency_pass.py": "reconciliation/test_one_commit.py",
     "benchmarks/test_ingestion_smoke.py": "benchmarks/test_raw_floor_retries.py",
     "benchmarks/test_reconciliation_memory_smoke.py": "benchmarks/test_measured_child.py",
     "benchmarks/test_sync_phases_smoke.py": "benchmarks/test_network_smoke.py (its phases)",

@@ -1,6 +1,7 @@
-"""Alerts in Dagster: the ``alerts`` asset (the view) with one check per rule and account, its
-job ``alert_delivery`` in the ``warehouse`` pool, started by a run-status sensor after each
-reconciliation and by an hourly schedule (``stale`` must fire when no sync runs).
+"""Alerts in Dagster: the ``alerts`` asset (the view) with one check per rule, each account's
+verdict its own record in it; its job ``alert_delivery`` in the ``warehouse`` pool, started by
+a run-status sensor after each reconciliation and by an hourly schedule (``stale`` must fire
+when no sync runs).
 
 The sensor only requests the run: evaluating and sending belong in a run, which has the pool
 and no time limit. Runs of the CLI (tagged ``CLI_RUN_TAG``) are not followed: the CLI delivers
@@ -38,8 +39,9 @@ from pipelines.alerts.observe import ERROR_KINDS
 from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import account_slug, check_name
+from pipelines.orchestration.account_checks import account_slug
 from pipelines.orchestration.automation import request_after_reconciliation
+from pipelines.orchestration.metadata import account_records
 from pipelines.orchestration.schedules import utc_schedule
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.warehouse.alert_read import read_alerts
@@ -48,27 +50,26 @@ ASSET = "alerts"
 JOB = "alert_delivery"
 
 
-def rule_check(rule: Rule, account: str, settings: Settings) -> str:
-    return check_name(f"alert_{account_slug(rule.name)}", account, settings)
+def rule_check(rule: Rule) -> str:
+    """The rule's check: one for all its accounts (docs/scale-out.md, "One event per step, not
+    per company"); each account's verdict is its own record in the check's metadata."""
+    return f"alert_{account_slug(rule.name)}"
 
 
-def _specs(config: Alerting, settings: Settings) -> list[tuple[Rule, str, AssetCheckSpec]]:
-    return [
-        (
-            rule,
-            account.name,
-            AssetCheckSpec(
-                rule_check(rule, account.name, settings),
+def _specs(config: Alerting, settings: Settings) -> list[tuple[Rule, list[str], AssetCheckSpec]]:
+    specs = []
+    for rule in config.rules:
+        accounts = [a.name for a in settings.accounts if rule.applies_to(a.name)]
+        if accounts:
+            spec = AssetCheckSpec(
+                rule_check(rule),
                 asset=ASSET,
                 blocking=False,
-                description=f"Alert rule {rule.name} ({rule.kind}) for {account.name}: fails "
-                "while an alert of it is firing and not acknowledged.",
-            ),
-        )
-        for rule in config.rules
-        for account in settings.accounts
-        if rule.applies_to(account.name)
-    ]
+                description=f"Alert rule {rule.name} ({rule.kind}): fails while an alert of it is "
+                "firing and not acknowledged, for any of its accounts.",
+            )
+            specs.append((rule, accounts, spec))
+    return specs
 
 
 def build_definitions(settings: Settings) -> Definitions:
@@ -131,14 +132,14 @@ def build_definitions(settings: Settings) -> Definitions:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One rule's check for one account after an evaluation: what the asset yields in a run,
+    """One rule's check after an evaluation: what the asset yields in a run,
     and what the CLI records in the instance after its own evaluation (pipelines/cli/recorded.py),
     so the UI tells the same story whichever ran it."""
 
     name: str
     passed: bool
     severity: AssetCheckSeverity
-    metadata: dict[str, str | int]
+    metadata: dict[str, Any]
 
 
 def materialization_metadata(result: CheckResult, delivery: Delivery) -> dict[str, int]:
@@ -151,21 +152,37 @@ def verdicts(
     result: CheckResult,
     open_alerts: Sequence[Mapping[str, Any]],
 ) -> list[Verdict]:
-    """Each rule's check for each account: failing while an alert of it is firing and not
-    acknowledged, with the alerts' ids and evidence (and the "no verdict" notes)."""
+    """Each rule's check: failing while an alert of it is firing and not acknowledged for any
+    account, with the alerts' ids and evidence, and each account's verdict as its own record
+    (and the "no verdict" notes)."""
     out = []
-    for rule, account, spec in _specs(config, settings):
-        firing = [a for a in open_alerts if (a["rule"], a["account"]) == (rule.name, account)]
-        notes = [n for n in result.notes if n.startswith(f"alert {rule.name}: account {account}:")]
+    for rule, accounts, spec in _specs(config, settings):
+        records: list[dict[str, Any]] = []
+        evidence: list[str] = []
+        ids: list[str] = []
+        for account in accounts:
+            firing = [a for a in open_alerts if (a["rule"], a["account"]) == (rule.name, account)]
+            prefix = f"alert {rule.name}: account {account}:"
+            notes = [n for n in result.notes if n.startswith(prefix)]
+            records.append({
+                "account": account, "passed": not firing, "firing": len(firing),
+                "alert_ids": [a["alert_id"] for a in firing], "notes": notes,
+            })  # fmt: skip
+            ids += [a["alert_id"] for a in firing]
+            evidence += [a["evidence"] for a in firing]
         severity = AssetCheckSeverity.ERROR if rule.kind in ERROR_KINDS else AssetCheckSeverity.WARN
-        metadata: dict[str, str | int] = {
-            "firing": len(firing),
-            "alert_ids": ", ".join(a["alert_id"] for a in firing) or "none",
-            "evidence": "\n".join(a["evidence"] for a in firing) or "nothing firing",
+        firing_accounts = [r["account"] for r in records if r["firing"]]
+        notes = [n for r in records for n in r["notes"]]
+        metadata: dict[str, Any] = {
+            "firing": len(ids),
+            "accounts_firing": ", ".join(firing_accounts) or "none",
+            "alert_ids": ", ".join(ids) or "none",
+            "evidence": "\n".join(evidence) or "nothing firing",
+            **account_records(records),
         }
         if notes:
             metadata["notes"] = "\n".join(notes)
-        out.append(Verdict(spec.name, not firing, severity, metadata))
+        out.append(Verdict(spec.name, not ids, severity, metadata))
     return out
 
 

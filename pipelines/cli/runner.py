@@ -24,6 +24,7 @@ from dagster._core.storage.tags import (
 from pipelines.cli.errors import RunFailed
 from pipelines.dagster_home.instance import cli_tags, instance
 from pipelines.orchestration.account_work import AccountFailure
+from pipelines.orchestration.metadata import records_of
 from pipelines.orchestration.sync_outcomes import SYNC_TAG
 from pipelines.runtime import progress
 
@@ -152,11 +153,13 @@ def run_job(
         if event.event_type == DagsterEventType.ASSET_OBSERVATION:
             observation = event.asset_observation_data.asset_observation
             key = observation.asset_key.to_user_string()
-            values = _values(observation.metadata)
-            outcome.observations.append((key, values))
-            if values.get("status") != "failed":
-                outcome.materializations[key] = values
-                totals.add(key)
+            observed = _values(observation.metadata)
+            # Every account's record in one event (account_records), or one record itself.
+            for values in records_of(observed) or [observed]:
+                outcome.observations.append((key, values))
+                if values.get("status") != "failed":
+                    outcome.materializations[key] = values
+                    totals.add(key)
         elif event.is_step_materialization:
             mat = event.step_materialization_data.materialization
             key = mat.asset_key.to_user_string()

@@ -9,8 +9,8 @@ from pathlib import Path
 from pipelines.cli.runner import RunOutcome
 from pipelines.ledger.history_search import History
 from pipelines.ledger.sync import LedgerSyncResult
-from pipelines.orchestration.account_checks import SEPARATOR, asset_path
 from pipelines.orchestration.account_work import AccountFailure
+from pipelines.orchestration.metadata import records_of
 from pipelines.reconciliation.summary import (
     BREAKDOWN,
     HIDDEN_MOVEMENTS,
@@ -30,9 +30,9 @@ class SyncReport:
     """The three steps of a sync (the ledger and the snapshots share a run, each read from its
     own assets: ``RunOutcome.only``), read back through the types that wrote their metadata.
 
-    Every reader takes the account: a sync covers every configured account, and a run of
-    several records each account's figures as observations of its own (a run of one keeps
-    them on its materializations, as it always has)."""
+    Every reader takes the account: a sync covers every configured account, and each step
+    records every account's figures as one record each of its ``account_records``
+    (pipelines/orchestration/metadata.py)."""
 
     first: date
     last: date
@@ -78,18 +78,27 @@ class SyncReport:
 
     def reconciliation_summary(self, account: str | None = None) -> ReconciliationSummary | None:
         name = self._account(account)
-        path = asset_path("balance_breaks", name or "", self.per_account and name is not None)
-        meta = self.reconciliation.materializations.get("/".join(path))  # the account's asset
+        meta = self.reconciliation.observed("balance_breaks", name) if name else None
+        if meta is None and name is None:  # a report made of a run without accounts
+            meta = self.reconciliation.materializations.get("balance_breaks")
         return ReconciliationSummary.from_metadata(meta) if meta is not None else None
 
     def reconciliation_checks(self, account: str | None = None) -> list[CheckRecord]:
+        """Each check's verdict for the account: its own record of the check's
+        ``account_records`` (pipelines/reconciliation/assets.py)."""
         name = self._account(account)
-        return [
-            CheckRecord.from_metadata(check.split(SEPARATOR, 1)[0], passed, meta)
-            for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items())
-            if check.split(SEPARATOR, 1)[0] in RECONCILIATION_CHECKS
-            and (name is None or meta.get("account", name) == name)
-        ]
+        found = []
+        for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items()):
+            if check not in RECONCILIATION_CHECKS:
+                continue
+            records = records_of(meta)
+            if not records:  # an account's own check, as a run without records made it
+                found.append(CheckRecord.from_metadata(check, passed, meta))
+                continue
+            for record in records:
+                if name is None or record.get("account") == name:
+                    found.append(CheckRecord.from_metadata(check, bool(record["passed"]), record))
+        return found
 
     def failures(self) -> list[AccountFailure]:
         """One per failed account, its first failure (the others follow from it), in the

@@ -186,6 +186,10 @@ class Settings(BaseModel):
     # None: the environment's one account. Not an env_field: the variable names a file read
     # before the model, not one of its values, and ``to_env`` writes the accounts themselves.
     config_file: Path | None = None
+    # The accounts of the file that ``--account`` left out of this run (``selecting``): their
+    # checks' verdicts are carried from the warehouse, so every company's shows. Not an
+    # env_field: it is the run's narrowing, not a setting.
+    unselected: tuple[str, ...] = ()
 
     @field_validator("accounts")
     @classmethod
@@ -243,7 +247,13 @@ class Settings(BaseModel):
             )
         wanted = set(names)
         return self.model_copy(
-            update={"accounts": tuple(a for a in self.accounts if a.name in wanted)}
+            update={
+                "accounts": tuple(a for a in self.accounts if a.name in wanted),
+                "unselected": (
+                    *self.unselected,
+                    *(a.name for a in self.accounts if a.name not in wanted),
+                ),
+            }
         )
 
     def account_named(self, name: str) -> AccountSettings:

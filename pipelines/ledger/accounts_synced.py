@@ -25,7 +25,7 @@ from dagster import (
 )
 
 from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import account_asset_paths, named_per_account
+from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.sync_outcomes import sync_id_of
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.warehouse.outcomes import StepOutcome, outcomes_of_sync
@@ -45,9 +45,7 @@ def build_accounts_synced(settings: Settings) -> list[AssetChecksDefinition]:
         name=SYNCED,
         blocking=False,
         # after every account's reconciliation, so the reconciliation run evaluates it last
-        additional_deps=[
-            AssetKey(path) for path in account_asset_paths("balance_breaks", settings).values()
-        ],
+        additional_deps=[AssetKey("balance_breaks")],
         description="Every account of the sync synced: one that failed at any step (a key "
         "rejected by history discovery or the ledger, an unreachable host, a failed "
         "reconciliation) is named here with its line, and the others land.",

@@ -46,7 +46,7 @@ from pipelines.orchestration.account_work import (
     settle,
     succeeded,
 )
-from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.metadata import account_records, row_count
 from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
@@ -160,10 +160,17 @@ def build_ledger_asset(
             outcomes = settle(staged, partial(land_staged, wh), step="ledger")
             if succeeded(outcomes):
                 wh.publish_analyst_copy()
-            for failure in failures(outcomes):
+            failed = failures(outcomes)
+            for failure in failed:
                 progress.report("ledger.failed", failure=failure)
                 context.log.error(failure.line())
-                context.log_event(AssetObservation(asset_key=LEDGER, metadata=failure.metadata()))
+            if failed:  # every failed account's line in one event, whatever their number
+                context.log_event(
+                    AssetObservation(
+                        asset_key=LEDGER,
+                        metadata=account_records(f.metadata() for f in failed),
+                    )
+                )
             record_step(wh, "ledger", outcomes, tags=context.run.tags, run_id=context.run.run_id)
             landed = at_least_one(outcomes, per_account=named_per_account(platform_api.settings()))
             days = ledger_days(
@@ -176,7 +183,12 @@ def build_ledger_asset(
         for account, result in landed:
             progress.report("ledger.done", result=result)
             context.log.info(f"{account.name}: {result.summary()}")
-            context.log_event(AssetObservation(asset_key=LEDGER, metadata=run_totals(result)))
+        context.log_event(
+            AssetObservation(
+                asset_key=LEDGER,
+                metadata=account_records(run_totals(result) for _, result in landed),
+            )
+        )
         for key in context.partition_keys:
             context.add_asset_metadata(
                 day_metadata(days.get(date.fromisoformat(key), DayRows())), partition_key=key

@@ -39,7 +39,7 @@ from dagster import (
 from pipelines.orchestration.run_status import UNFINISHED
 
 LEDGER = AssetKey("ledger_entries")
-RECONCILED = "balance_breaks"  # the asset's name, each account's own with an accounts file
+RECONCILED = AssetKey("balance_breaks")  # every account's, one asset
 LEDGER_JOB = "ledger_sync"
 # Tags every run `creditlens sync` executes in-process (pipelines/dagster_home/instance.py).
 CLI_RUN_TAG = "creditlens/cli"
@@ -104,10 +104,8 @@ def ledger_freshness(stale_after_hours: float) -> FreshnessPolicy:
 
 
 def _latest_reconciliation(instance: DagsterInstance) -> EventLogEntry | None:
-    """The latest reconciliation of any account (``balance_breaks`` or ``acme/balance_breaks``)."""
-    keys = [key for key in instance.get_asset_keys() if key.path[-1] == RECONCILED]
-    events = [e for e in (instance.get_latest_materialization_event(k) for k in keys) if e]
-    return max(events, key=lambda e: e.timestamp, default=None)
+    """The latest reconciliation (of any account: one asset holds every account's)."""
+    return instance.get_latest_materialization_event(RECONCILED)
 
 
 def refresh_request(instance: DagsterInstance, run_key_prefix: str) -> RunRequest | SkipReason:
@@ -141,7 +139,7 @@ def request_after_reconciliation(
     if run.job_name == job:
         return SkipReason(own)
     reconciled = run.job_name == "reconciliation_run" or any(
-        key.path[-1] == RECONCILED for key in run.asset_selection or set()
+        key == RECONCILED for key in run.asset_selection or set()
     )
     if not reconciled:
         return SkipReason(f"run {run_id} did not reconcile")

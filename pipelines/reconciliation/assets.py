@@ -11,9 +11,11 @@ block (pipelines/ledger/checks.py).
 
 Each account is reconciled on its own, as the other steps sync it
 (pipelines/orchestration/account_work.py): one account's failure is its line, recorded in
-``sync_outcomes`` and on its checks, and the others are reconciled. Each account's rows are
-staged and validated on their own, then every account that succeeded is written in one
-transaction: a failed account is left out of it, and keeps its previous rows.
+``sync_outcomes`` and as its record of each check, and the others are reconciled. Dagster sees
+four assets and three checks whatever the number of accounts: each account is a record of the
+events' ``account_records`` (docs/scale-out.md, "One event per step, not per company").
+Each account's rows are staged and validated on their own, then every account that succeeded
+is written in one transaction: a failed account is left out of it, and keeps its previous rows.
 
 A reconciliation starts from the first day the sync touched when it can (pipelines/
 reconciliation/incremental.py); the run config's ``full_reconcile`` (the CLI's
@@ -23,6 +25,7 @@ reconciliation/incremental.py); the run config's ``full_reconcile`` (the CLI's
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from dagster import (
@@ -41,12 +44,7 @@ from dagster import (
 from pydantic import Field
 
 from pipelines.config.account import AccountSettings
-from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import (
-    account_asset_paths,
-    check_names,
-    named_per_account,
-)
+from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import (
     AccountFailure,
     AccountOutcome,
@@ -56,12 +54,13 @@ from pipelines.orchestration.account_work import (
     succeeded,
 )
 from pipelines.orchestration.automation import with_the_refresh
-from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.metadata import account_records, row_count
 from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.reconciliation.resources import ReconcileResource
 from pipelines.reconciliation.run import (
     DUCKDB_MEMORY_LIMIT,
     ReconciliationResult,
+    SharedReads,
     breaks_records,
     commit_staged,
     stage_account,
@@ -76,6 +75,7 @@ from pipelines.reconciliation.summary import (
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
+from pipelines.warehouse.finding_read import OpenFindings, open_findings
 from pipelines.warehouse.row_counts import account_rows, table_rows
 from pipelines.warehouse.writer import StagedDerived, Warehouse
 from transforms.cross_checks import CheckOutcome
@@ -83,6 +83,7 @@ from transforms.cross_checks import CheckOutcome
 UPSTREAM = [AssetKey("ledger_entries"), *(AssetKey(table) for table in SNAPSHOT_TABLES)]
 GROUP = "reconciliation"  # every asset of the group is one of the multi-asset's OUTPUTS
 OUTPUTS = ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
+BREAKS = AssetKey("balance_breaks")  # the checks' asset, and each account's record
 
 
 def _cross_check(name: str, outcome: CheckOutcome, unacknowledged: pl.DataFrame) -> CheckRecord:
@@ -121,19 +122,15 @@ class ReconciliationRunConfig(Config):
     )
 
 
-def build_reconciliation(settings: Settings) -> AssetsDefinition:
-    """The reconciliation of every configured account, with each account's checks.
+def build_reconciliation() -> AssetsDefinition:
+    """The reconciliation of every configured account: four assets and three checks, whatever
+    the number of companies.
 
-    With an accounts file, each account's four outputs are its own assets (``acme/balance_breaks``,
-    its checks on it): a run that reconciles some accounts (``creditlens sync --account acme``,
-    or one where an account failed) leaves the others' latest materializations, and so their
-    checks' last results, as they were. Without one, the plain keys it always had."""
-    names = {base: check_names(base, settings) for base in CHECKS}
-    per_account = named_per_account(settings)
-    keys = {
-        output: {a: AssetKey(path) for a, path in account_asset_paths(output, settings).items()}
-        for output in OUTPUTS
-    }
+    Each run materializes each output once and evaluates each check once, every account it
+    reconciled in the same events: each account's figures, findings or failure line is its own
+    record in ``account_records`` (docs/scale-out.md, "One event per step, not per company").
+    A check passes when every account's record passes, and its description names each account
+    that did not, with its line."""
 
     @multi_asset(
         name="reconciliation",
@@ -141,24 +138,17 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
         pool=WAREHOUSE_POOL,
         specs=[
             AssetSpec(
-                keys[output][account],
+                AssetKey(output),
                 deps=UPSTREAM,
                 automation_condition=with_the_refresh(),
-                description=f"{description} (account {account})" if per_account else description,
+                description=description,
                 kinds={"duckdb", "polars"},
             )
             for output, description in SPECS.items()
-            for account in keys[output]
         ],
         check_specs=[
-            AssetCheckSpec(
-                name,
-                asset=keys["balance_breaks"][account],
-                blocking=False,
-                description=f"{CHECKS[base]} (account {account})",
-            )
-            for base, per_account_names in names.items()
-            for account, name in per_account_names.items()
+            AssetCheckSpec(name, asset=BREAKS, blocking=False, description=description)
+            for name, description in CHECKS.items()
         ],
     )
     def reconciliation(
@@ -169,7 +159,6 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
         reconcile_config: ReconcileResource,
     ) -> Iterator[MaterializeResult | AssetCheckResult | AssetObservation]:
         run_id = context.run.run_id
-        accounts = [a.name for a in platform_api.accounts()]
         staging = warehouse.staging_root()
         staging.mkdir(parents=True, exist_ok=True)
         with (
@@ -178,17 +167,22 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
             tempfile.TemporaryDirectory(prefix=f"reconcile-{run_id}-", dir=staging) as root,
         ):
             wh = warehouse.warehouse()
+            accounts = platform_api.accounts()
+            # One read connection and one read of the small tables for every account.
+            with wh.reading(DUCKDB_MEMORY_LIMIT) as source:
+                shared = SharedReads.read(source, [a.name for a in accounts])
 
-            def reconcile(account: AccountSettings) -> tuple[ReconciliationResult, StagedDerived]:
-                options = reconcile_config.options(account.name)
-                return stage_account(
-                    wh, account.name, options, run_id, Path(root), full=config.full_reconcile
-                )
+                def reconcile(
+                    account: AccountSettings,
+                ) -> tuple[ReconciliationResult, StagedDerived]:
+                    options = reconcile_config.options(account.name)
+                    return stage_account(
+                        source, shared, account.name, options, run_id, Path(root),
+                        full=config.full_reconcile,
+                    )  # fmt: skip
 
-            # One at a time: each holds its slices in memory while it stages them.
-            staged = for_each_account(
-                platform_api.accounts(), reconcile, step="reconciliation", concurrency=1
-            )
+                # One at a time: each holds its slices in memory while it stages them.
+                staged = for_each_account(accounts, reconcile, step="reconciliation", concurrency=1)
             outcomes = _committed(wh, staged)
             for _, result in succeeded(outcomes):
                 context.log.info(f"account {result.account}: reconciliation {result.pass_kind}")
@@ -196,55 +190,102 @@ def build_reconciliation(settings: Settings) -> AssetsDefinition:
             failed = failures(outcomes)
             for failure in failed:  # before at_least_one, which fails when all did
                 context.log.error(failure.line())
+            if failed:
                 context.log_event(
                     AssetObservation(
-                        asset_key=keys["balance_breaks"][failure.account],
-                        metadata=failure.metadata(),
+                        asset_key=BREAKS, metadata=account_records(f.metadata() for f in failed)
                     )
                 )
             per_account = named_per_account(platform_api.settings())
             results = [result for _, result in at_least_one(outcomes, per_account=per_account)]
             wh.publish_analyst_copy()
-            counts = _row_counts(wh.path, accounts, per_account, wh.lock_timeout_s)
-        for result in results:
-            summary = ReconciliationSummary.of(result)
-            for output in OUTPUTS:
-                metadata = (
-                    summary.metadata() if output == "balance_breaks" else summary.common_metadata()
-                )
-                yield MaterializeResult(
-                    asset_key=keys[output][result.account],
-                    metadata={**metadata, **row_count(counts[output, result.account])},
-                )
-            for check in account_checks(result):
-                yield AssetCheckResult(
-                    check_name=names[check.name][result.account],
-                    asset_key=keys["balance_breaks"][result.account],
-                    passed=check.passed,
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={"account": result.account, **check.metadata()},
-                )
-
-        for failure in failed:
-            # Its tables are left as they were; its outputs record the failure (status and
-            # line) rather than being skipped, which would skip what follows in the run (the
-            # reports, accounts_synced) for every account.
-            for output in OUTPUTS:
-                yield MaterializeResult(
-                    asset_key=keys[output][failure.account], metadata=failure.metadata()
-                )
-            for per in names.values():  # its checks say why they could not pass
-                yield AssetCheckResult(
-                    check_name=per[failure.account],
-                    asset_key=keys["balance_breaks"][failure.account],
-                    passed=False,
-                    severity=AssetCheckSeverity.ERROR,
-                    description=failure.line(),
-                    metadata={"account": failure.account, "status": "failed",
-                              "error": failure.line()},
-                )  # fmt: skip
+            names = [r.account for r in results]
+            whole = table_rows(wh.path, OUTPUTS, lock_timeout_s=wh.lock_timeout_s)
+            others = open_findings(
+                wh.path, platform_api.settings().unselected, lock_timeout_s=wh.lock_timeout_s
+            )
+            by_account = account_rows(wh.path, OUTPUTS, lock_timeout_s=wh.lock_timeout_s)
+        summaries = [
+            {
+                **ReconciliationSummary.of(result).metadata(),
+                **{f"rows_{o}": by_account.get(o, {}).get(result.account, 0) for o in OUTPUTS},
+            }
+            for result in results
+        ]
+        # Every account's figures in one event, read back by the CLI (pipelines/cli/runner.py).
+        yield AssetObservation(asset_key=BREAKS, metadata=account_records(summaries))
+        totals = {
+            "accounts": len(results),
+            "accounts_failed": len(failed),
+            "accounts_reconciled": ", ".join(names),
+        }
+        lone = ReconciliationSummary.of(results[0]) if len(results) == 1 and not failed else None
+        for output in OUTPUTS:
+            # One account's run keeps its figures on the materializations too, as it always had.
+            own = {} if lone is None else (
+                lone.metadata() if AssetKey(output) == BREAKS else lone.common_metadata()
+            )  # fmt: skip
+            yield MaterializeResult(
+                asset_key=AssetKey(output),
+                metadata={**own, **totals, **row_count(whole.get(output, 0))},
+            )
+        for name in CHECKS:
+            yield _check(name, results, failed, list(others.values()))
 
     return reconciliation
+
+
+def _check(
+    name: str,
+    results: list[ReconciliationResult],
+    failed: list[AccountFailure],
+    others: list[OpenFindings],
+) -> AssetCheckResult:
+    """One check for every account: each account's verdict its own record; the check fails
+    when one of them does, and its description names each, with its line. A failed account's
+    record says why it could not pass (its tables are left as they were); an account this run
+    left out (``--account``) carries its open findings from the warehouse."""
+    records: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for result in results:
+        check = next(c for c in account_checks(result) if c.name == name)
+        records.append({"account": result.account, "passed": check.passed, **check.metadata()})
+        if not check.passed:
+            lines.append(f"{result.account}: {check.message or 'failed'}")
+    for failure in failed:
+        records.append({"account": failure.account, "passed": False, "status": "failed",
+                        "error": failure.line()})  # fmt: skip
+        lines.append(failure.line())
+    for carried in others:
+        still_open = {HIDDEN_MOVEMENTS: carried.hidden, BREAKDOWN: carried.breakdown,
+                      SUMMARY: carried.summary}[name]  # fmt: skip
+        message = (
+            f"not in this run; {still_open} finding(s) not acknowledged as of its latest "
+            f"reconciliation (run {carried.last_run_id})"
+            if carried.last_run_id
+            else "not in this run; never reconciled"
+        )
+        records.append({"account": carried.account, "passed": not still_open,
+                        "status": "carried", "message": message})  # fmt: skip
+        if still_open:
+            lines.append(f"{carried.account}: {message}")
+    own = {k: v for k, v in records[0].items() if k != "passed"} if len(records) == 1 else {}
+    accounts = len(records)
+    return AssetCheckResult(
+        check_name=name,
+        asset_key=BREAKS,
+        passed=not lines,
+        severity=AssetCheckSeverity.ERROR,
+        description=(
+            f"{len(lines)} of {accounts} account(s): " + "; ".join(lines) if lines else None
+        ),
+        metadata={
+            **own,
+            "accounts": accounts,
+            "accounts_failing": len(lines),
+            **account_records(records),
+        },
+    )
 
 
 def _committed(
@@ -271,18 +312,6 @@ def _committed(
         else AccountOutcome(o.account, result=o.result[0])
         for o in staged
     ]
-
-
-def _row_counts(
-    path: Path, accounts: list[str], per_account: bool, lock_timeout_s: float
-) -> dict[tuple[str, str], int]:
-    """Each output's rows for each account: its own rows when the asset is the account's, else
-    the table's (the one account's asset is the table)."""
-    if per_account:
-        by_account = account_rows(path, OUTPUTS, lock_timeout_s=lock_timeout_s)
-        return {(o, a): by_account.get(o, {}).get(a, 0) for o in OUTPUTS for a in accounts}
-    whole = table_rows(path, OUTPUTS, lock_timeout_s=lock_timeout_s)
-    return {(o, a): whole.get(o, 0) for o in OUTPUTS for a in accounts}
 
 
 def account_checks(result: ReconciliationResult) -> tuple[CheckRecord, ...]:

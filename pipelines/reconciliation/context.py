@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date
 from decimal import Decimal
@@ -11,6 +12,22 @@ import polars as pl
 from pipelines.reconciliation.findings import Acknowledgements, read_acknowledgements
 from pipelines.reconciliation.slices import Reader
 from transforms.cross_checks import ReportedBreakdown, read_breakdown, read_summary
+
+
+@dataclass(frozen=True)
+class _Partitioned:
+    """One frame's rows per account; an account without any gets the frame's empty shape."""
+
+    frames: dict[str, pl.DataFrame]
+    empty: pl.DataFrame
+
+    def get(self, account: str) -> pl.DataFrame:
+        return self.frames.get(account, self.empty)
+
+
+def _by_account(frame: pl.DataFrame) -> _Partitioned:
+    parts = frame.partition_by("account", as_dict=True, maintain_order=True)
+    return _Partitioned({str(key[0]): part for key, part in parts.items()}, frame.clear())
 
 
 @dataclass(frozen=True)
@@ -27,42 +44,74 @@ class Context:
 
 
 def load_context(source: Reader, account: str) -> Context:
-    """Everything but the ledger: small tables and the latest snapshots, read once.
+    """One account's context (``ContextReads`` of one)."""
+    return ContextReads.read(source, [account]).context(account)
+
+
+@dataclass(frozen=True)
+class ContextReads:
+    """Everything but the ledger, read for every account at once: six queries whatever the
+    number of accounts (a query per account scanned each table once per company). Each
+    account's ``Context`` is built from them in its own pass, so one account's odd snapshot is
+    that account's failure alone.
 
     The snapshots are handed to the checks as stored: their payloads were parsed when they
     landed, and are not parsed again here.
     """
-    subscriptions = source.read(
-        "SELECT account, fetched_at, plan, status FROM subscription_snapshots "
-        "WHERE account = ? AND shape_ok",
-        [account],
-    )
-    campaigns = source.read(
-        "SELECT account, campaign_id, name FROM campaigns_current WHERE account = ?", [account]
-    )
-    summary = source.read(
-        "SELECT balance, shape_ok, fetched_at FROM consumption_snapshots WHERE account = ? "
-        "ORDER BY fetched_at DESC LIMIT 1",
-        [account],
-    )
-    history = source.read(
-        "SELECT first_day FROM ledger_history WHERE account = ? "
-        "ORDER BY discovered_at DESC LIMIT 1",
-        [account],
-    )
-    breakdown = source.read(
-        "SELECT period_start, period_end, item_index, agent_id, campaign_id, channel, credits, "
-        "shape_ok FROM breakdown_snapshots WHERE account = ? AND fetched_at = "
-        "(SELECT max(fetched_at) FROM breakdown_snapshots WHERE account = ?) "
-        "ORDER BY item_index",
-        [account, account],
-    )
-    return Context(
-        subscriptions=subscriptions,
-        campaigns=campaigns,
-        summary=read_summary(summary.to_dicts()),
-        breakdown=read_breakdown(breakdown.to_dicts()),
-        summary_day=summary["fetched_at"][0].astimezone(UTC).date() if summary.height else None,
-        history_first_day=history["first_day"][0] if history.height else None,
-        acknowledgements=read_acknowledgements(source, account),
-    )
+
+    subscriptions: _Partitioned
+    campaigns: _Partitioned
+    summaries: _Partitioned
+    histories: _Partitioned
+    breakdowns: _Partitioned
+    acknowledgements: dict[str, Acknowledgements]
+
+    @classmethod
+    def read(cls, source: Reader, accounts: Sequence[str]) -> ContextReads:
+        names = [list(accounts)]
+        among = "account IN (SELECT unnest(?::VARCHAR[]))"
+        return cls(
+            subscriptions=_by_account(source.read(
+                f"SELECT account, fetched_at, plan, status FROM subscription_snapshots "
+                f"WHERE {among} AND shape_ok",
+                names,
+            )),
+            campaigns=_by_account(source.read(
+                f"SELECT account, campaign_id, name FROM campaigns_current WHERE {among}", names
+            )),
+            summaries=_by_account(source.read(
+                "SELECT account, balance, shape_ok, fetched_at FROM consumption_snapshots "
+                f"WHERE {among} QUALIFY row_number() OVER "
+                "(PARTITION BY account ORDER BY fetched_at DESC) = 1",
+                names,
+            )),
+            histories=_by_account(source.read(
+                f"SELECT account, first_day FROM ledger_history WHERE {among} QUALIFY "
+                "row_number() OVER (PARTITION BY account ORDER BY discovered_at DESC) = 1",
+                names,
+            )),
+            breakdowns=_by_account(source.read(
+                "SELECT account, period_start, period_end, item_index, agent_id, campaign_id, "
+                f"channel, credits, shape_ok FROM breakdown_snapshots WHERE {among} "
+                "QUALIFY fetched_at = max(fetched_at) OVER (PARTITION BY account) "
+                "ORDER BY account, item_index",
+                names,
+            )),
+            acknowledgements=read_acknowledgements(source, names[0]),
+        )  # fmt: skip
+
+    def context(self, account: str) -> Context:
+        summary = self.summaries.get(account).drop("account")
+        history = self.histories.get(account)
+        breakdown = self.breakdowns.get(account).drop("account")
+        return Context(
+            subscriptions=self.subscriptions.get(account),
+            campaigns=self.campaigns.get(account),
+            summary=read_summary(summary.to_dicts()),
+            breakdown=read_breakdown(breakdown.to_dicts()),
+            summary_day=(
+                summary["fetched_at"][0].astimezone(UTC).date() if summary.height else None
+            ),
+            history_first_day=history["first_day"][0] if history.height else None,
+            acknowledgements=self.acknowledgements.get(account, {}),
+        )

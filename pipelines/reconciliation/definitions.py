@@ -12,7 +12,7 @@ from pipelines.reconciliation.schedules import reconciliation_job
 
 def build_definitions(settings: Settings) -> Definitions:
     return Definitions(
-        assets=[build_reconciliation(settings)],
+        assets=[build_reconciliation()],
         jobs=[reconciliation_job],
         resources={"reconcile_config": ReconcileResource.of(settings)},
     )

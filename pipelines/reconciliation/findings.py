@@ -8,6 +8,7 @@ day at zero; one after the last entry closes the day the platform's balance was 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -20,13 +21,18 @@ from pipelines.warehouse.finding_tables import LATEST_ACTIONS
 Acknowledgements = dict[str, Decimal]
 
 
-def read_acknowledgements(source: Any, account: str) -> Acknowledgements:
-    """The findings whose latest action is an acknowledgement, with the gap acknowledged."""
+def read_acknowledgements(source: Any, accounts: Sequence[str]) -> dict[str, Acknowledgements]:
+    """Per account, the findings whose latest action is an acknowledgement, with the gap
+    acknowledged: one query for every account."""
     acks = source.read(
-        f"SELECT break_id, acked_gap FROM {LATEST_ACTIONS} WHERE account = ? AND action = 'ack'",
-        [account],
+        f"SELECT account, break_id, acked_gap FROM {LATEST_ACTIONS} "
+        "WHERE account IN (SELECT unnest(?::VARCHAR[])) AND action = 'ack'",
+        [list(accounts)],
     )
-    return {r["break_id"]: r["acked_gap"] for r in acks.iter_rows(named=True)}
+    found: dict[str, Acknowledgements] = {}
+    for row in acks.iter_rows(named=True):
+        found.setdefault(row["account"], {})[row["break_id"]] = row["acked_gap"]
+    return found
 
 
 def move_opening_into_day(daily: pl.DataFrame, opening: pl.DataFrame) -> pl.DataFrame:

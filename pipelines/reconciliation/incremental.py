@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 import polars as pl
 
 from pipelines.reconciliation.chain_carry import ChainCarry
 from pipelines.reconciliation.context import Context
-from pipelines.reconciliation.slices import LEDGER_COLUMNS, Reader, ledger_days
+from pipelines.reconciliation.slices import LEDGER_COLUMNS, LedgerDay, Reader, ledger_days_of
 from transforms.breaks import BREAKS_SCHEMA, conform_breaks, placed
 from transforms.cross_checks import CheckOutcome, ItemKey, ReportedBreakdown, ledger_debits
 from transforms.entry_type import EntryTypeRules
@@ -67,11 +69,198 @@ class PassPlan:
         return f"incremental from {self.carried.since.date().isoformat()}"
 
 
+@dataclass(frozen=True)
+class PlanFacts:
+    """What planning a pass reads of an account's past, read for every account at once
+    (``plan_facts``): the warehouse's schema version, the account's carried state, its latest
+    reconciliation, its last entry and the first day a landing touched since the carry."""
+
+    schema_version: int
+    has_carry: bool = False
+    state: dict[str, Any] | None = None  # its reconciliation_carry row
+    latest_run: str | None = None
+    last_entry: datetime | None = None
+    touched: date | None = None
+    # Read ahead for the boundary a plan would take (unused when the pass is full): the days
+    # from SEARCH_DAYS before the limit, and the kept chain at the boundary they give.
+    recent_days: tuple[LedgerDay, ...] = ()
+    kept: KeptChain | None = None
+
+    @property
+    def limit(self) -> date | None:
+        """The first day that may have changed since the carry: the earliest of the first day
+        landed since, the carry's last day and the last entry's day."""
+        if self.state is None or self.state["last_day"] is None or self.last_entry is None:
+            return None
+        days = (self.touched, self.state["last_day"], self.last_entry.astimezone(UTC).date())
+        return min(d for d in days if d)
+
+
+@dataclass(frozen=True)
+class KeptChain:
+    """The kept rows at a boundary (``since``), as ``_carried`` checks and resumes them."""
+
+    since: datetime
+    chained: pl.DataFrame  # the chain's last entry of the day before `since` (0 or 1 row)
+    last: pl.DataFrame  # that entry as landed (exactly 1 row when the chain is the ledger's)
+    entries_before: int
+    chained_before: int
+    continuity: pl.DataFrame
+    ambiguous: int
+    first: pl.DataFrame  # the chain's first entry
+
+
+def plan_facts(source: Reader, accounts: Sequence[str]) -> dict[str, PlanFacts]:
+    """Every account's ``PlanFacts``: five queries whatever the number of accounts."""
+    names = list(accounts)
+    version = int(source.read("SELECT max(version) AS v FROM schema_version")["v"][0])
+    if not _has_table(source, "reconciliation_carry"):
+        return {a: PlanFacts(version) for a in names}
+    among = "account IN (SELECT unnest(?::VARCHAR[]))"
+    states = {
+        row["account"]: row
+        for row in source.read(
+            "SELECT account, run_id, checked_at, fingerprint, mode, last_day "
+            f"FROM reconciliation_carry WHERE {among}",
+            [names],
+        ).iter_rows(named=True)
+    }
+    latest = dict(source.read(
+        f"SELECT account, arg_max(run_id, checked_at) FROM reconciliation_runs WHERE {among} "
+        "GROUP BY account",
+        [names],
+    ).iter_rows())  # fmt: skip
+    last = dict(source.read(
+        f"SELECT account, max(created_at) FROM ledger_entries WHERE {among} GROUP BY account",
+        [names],
+    ).iter_rows())  # fmt: skip
+    touched = dict(source.read(
+        "SELECT r.account, min(r.range_start) FROM sync_runs r JOIN reconciliation_carry c "
+        f"ON c.account = r.account AND r.finished_at >= c.checked_at WHERE r.{among} "
+        "GROUP BY r.account",
+        [names],
+    ).iter_rows())  # fmt: skip
+    facts = {
+        a: PlanFacts(version, True, states.get(a), latest.get(a), last.get(a), touched.get(a))
+        for a in names
+    }
+    limits = {a: f.limit for a, f in facts.items() if f.limit is not None}
+    recent = ledger_days_of(
+        source,
+        {
+            a: datetime.combine(d - timedelta(days=SEARCH_DAYS), time(), UTC)
+            for a, d in limits.items()
+        },
+    )
+    boundaries = {a: _boundary(recent[a], d) for a, d in limits.items()}
+    kept = _kept_chains(
+        source,
+        {
+            a: datetime.combine(b + timedelta(days=1), time(), UTC)
+            for a, b in boundaries.items()
+            if b
+        },
+    )
+    return {
+        a: replace(f, recent_days=tuple(recent.get(a, ())), kept=kept.get(a))
+        for a, f in facts.items()
+    }
+
+
+# Every account's boundary, as the rows `s` a query joins (since: midnight UTC; day: its date).
+_AT = (
+    "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS since, "
+    "unnest(?::DATE[]) AS day) AS s"
+)
+
+
+def _kept_chains(source: Reader, since: dict[str, datetime]) -> dict[str, KeptChain]:
+    """What ``_carried`` needs of every account at its boundary: seven queries whatever the
+    number of accounts. The carried entry closes the day before `since`: the chain's and the
+    ledger's reads of it stay within that day (24 hours, as Python's timedelta)."""
+    if not since:
+        return {}
+    names = list(since)
+    at = [names, [since[a] for a in names], [since[a].date() for a in names]]
+    before = "AND {t}.created_at >= s.since - INTERVAL 24 HOURS AND {t}.created_at < s.since"
+    chained = source.read(
+        "SELECT c.account, c.entry_id, c.signed_amount, c.balance_before, "
+        f"c.chain_position + 1 AS chain_position FROM ledger_chain AS c JOIN {_AT} "
+        f"ON c.account = s.account {before.format(t='c')} "
+        "QUALIFY row_number() OVER (PARTITION BY c.account ORDER BY c.chain_position DESC) = 1",
+        at,
+    )
+    ids = chained["entry_id"].to_list()
+    holders = chained["account"].to_list()
+    last = source.read(
+        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries AS e WHERE EXISTS (SELECT 1 FROM "
+        "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::VARCHAR[]) AS entry_id, "
+        "unnest(?::TIMESTAMPTZ[]) AS since) AS s WHERE s.account = e.account "
+        f"AND s.entry_id = e.entry_id {before.format(t='e')})",
+        [holders, ids, [since[a] for a in holders]],
+    )
+    counts = {
+        a: (int(e), int(c))
+        for a, e, c in source.read(
+            "SELECT s.account, "
+            "(SELECT count(*) FROM ledger_entries AS e WHERE e.account = s.account "
+            "AND e.created_at < s.since), "
+            "(SELECT count(*) FROM ledger_chain AS c WHERE c.account = s.account "
+            f"AND c.created_at < s.since) FROM {_AT}",
+            at,
+        ).iter_rows()
+    }
+    columns = ", ".join(f"b.{c}" for c in BREAKS_SCHEMA)
+    continuity = source.read(
+        f"SELECT {columns} FROM balance_breaks AS b JOIN {_AT} ON b.account = s.account "
+        "WHERE b.kind = 'continuity' AND b.break_end < s.since "
+        "ORDER BY b.account, b.break_end, b.after_entry_id",
+        at,
+    )
+    ambiguous = dict(source.read(
+        f"SELECT s.account, coalesce(sum(a.groups), 0) FROM {_AT} LEFT JOIN ambiguous_tie_days "
+        "AS a ON a.account = s.account AND a.day < s.day GROUP BY s.account",
+        at,
+    ).iter_rows())  # fmt: skip
+    first = source.read(
+        "SELECT account, entry_id, created_at, balance_before FROM ledger_chain "
+        "WHERE account IN (SELECT unnest(?::VARCHAR[])) AND chain_position = 0",
+        [names],
+    )
+    parts = {
+        name: _split(frame)
+        for name, frame in (("chained", chained), ("last", last), ("continuity", continuity),
+                            ("first", first))
+    }  # fmt: skip
+    return {
+        a: KeptChain(
+            since=since[a],
+            chained=parts["chained"](a).drop("account"),
+            last=parts["last"](a),
+            entries_before=counts[a][0],
+            chained_before=counts[a][1],
+            continuity=parts["continuity"](a),
+            ambiguous=int(ambiguous.get(a, 0)),
+            first=parts["first"](a),
+        )
+        for a in names
+    }
+
+
+def _split(frame: pl.DataFrame) -> Callable[[str], pl.DataFrame]:
+    """One account's rows of a frame read for many (the frame's empty shape when none)."""
+    parts = {
+        str(key[0]): part
+        for key, part in frame.partition_by("account", as_dict=True, maintain_order=True).items()
+    }
+    empty = frame.clear()
+    return lambda account: parts.get(account, empty)
+
+
 def fingerprint(
-    source: Reader, context: Context, sign_convention: str, tolerance: str, rules: EntryTypeRules
+    version: int, context: Context, sign_convention: str, tolerance: str, rules: EntryTypeRules
 ) -> str:
     """What the derived rows depend on besides the entries, hashed."""
-    version = source.read("SELECT max(version) AS v FROM schema_version")["v"][0]
     shaped = {
         "derivation": DERIVATION_VERSION,
         "schema": version,
@@ -89,6 +278,7 @@ def plan_pass(
     source: Reader,
     account: str,
     context: Context,
+    facts: PlanFacts,
     *,
     stamp: str,
     full: bool,
@@ -105,43 +295,31 @@ def plan_pass(
         return whole("requested (--full-reconcile)")
     if infer:
         return whole("the sign convention is inferred over the whole ledger")
-    if not _has_table(source, "reconciliation_carry"):
+    if not facts.has_carry:
         return whole("no carried state (first reconciliation since the upgrade)")
-    state = source.read(
-        "SELECT run_id, checked_at, fingerprint, mode, last_day FROM reconciliation_carry "
-        "WHERE account = ?",
-        [account],
-    )
-    if not state.height:
+    carried = facts.state
+    if carried is None:
         return whole("no carried state (first reconciliation)")
-    carried = state.row(0, named=True)
     if carried["mode"] == "failed":
         return whole("the last reconciliation of this account failed")
-    latest = source.read(
-        "SELECT run_id FROM reconciliation_runs WHERE account = ? ORDER BY checked_at DESC LIMIT 1",
-        [account],
-    )
-    if not latest.height or latest["run_id"][0] != carried["run_id"]:
+    if facts.latest_run is None or facts.latest_run != carried["run_id"]:
         return whole("the carried state is not the latest reconciliation's")
     if carried["fingerprint"] != stamp:
         return whole("settings, schema or subscription/campaign snapshots changed")
     if carried["last_day"] is None:
         return whole("no entries were reconciled before")
-    last = source.read(
-        "SELECT max(created_at) AS last FROM ledger_entries WHERE account = ?", [account]
-    )["last"][0]
+    last = facts.last_entry
     if last is None:
         return whole("no entries")
-    touched = source.read(
-        "SELECT min(range_start) AS first FROM sync_runs WHERE account = ? AND finished_at >= ?",
-        [account, carried["checked_at"]],
-    )["first"][0]
-    limit = min(d for d in (touched, carried["last_day"], last.astimezone(UTC).date()) if d)
-    boundary = _boundary_day(source, account, limit)
+    limit = facts.limit
+    assert limit is not None  # a carry with a last day, and entries
+    boundary = _boundary(facts.recent_days, limit)
     if boundary is None:
         return whole(f"no day in the {SEARCH_DAYS} days before {limit} ends on a single entry")
     since = datetime.combine(boundary + timedelta(days=1), time(), UTC)
-    state_before = _carried(source, account, since, context, rules, tolerance)
+    kept = facts.kept
+    assert kept is not None and kept.since == since  # read ahead for this very boundary
+    state_before = _carried(source, account, kept, context, rules, tolerance)
     if state_before is None:
         return whole("the kept chain does not match the landed entries")
     return PassPlan(stamp, state_before, f"from {since.date().isoformat()}")
@@ -154,74 +332,46 @@ def _has_table(source: Reader, name: str) -> bool:
     return bool(found["n"][0])
 
 
-def _boundary_day(source: Reader, account: str, limit: date) -> date | None:
-    """The last day before `limit` whose last createdAt holds one entry."""
-    since = datetime.combine(limit - timedelta(days=SEARCH_DAYS), time(), UTC)
-    days = [d for d in ledger_days(source, account, since) if d.day < limit]
-    return next((d.day for d in reversed(days) if d.closing_ties == 1), None)
+def _boundary(days: Sequence[LedgerDay], limit: date) -> date | None:
+    """The last day before `limit` whose last createdAt holds one entry (``days``: the
+    account's days from SEARCH_DAYS before `limit`)."""
+    before = [d for d in days if d.day < limit]
+    return next((d.day for d in reversed(before) if d.closing_ties == 1), None)
 
 
 def _carried(
     source: Reader,
     account: str,
-    since: datetime,
+    kept: KeptChain,
     context: Context,
     rules: EntryTypeRules,
     tolerance: Decimal,
 ) -> Carried | None:
-    """The kept rows read back as the slices before `since` left them; None when the kept
+    """The kept rows read back as the slices before `kept.since` left them; None when the kept
     chain is not the landed entries' (then only a full pass is right)."""
-    # The carried entry closes the day before `since`: both reads stay within that day.
-    day_before = since - timedelta(days=1)
-    chained = source.read(
-        "SELECT entry_id, signed_amount, balance_before, chain_position + 1 AS chain_position "
-        "FROM ledger_chain WHERE account = ? AND created_at >= ? AND created_at < ? "
-        "ORDER BY chain_position DESC LIMIT 1",
-        [account, day_before, since],
-    )
+    since = kept.since
+    chained = kept.chained
     if not chained.height:
         return None
-    last = source.read(
-        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries "
-        "WHERE account = ? AND entry_id = ? AND created_at >= ? AND created_at < ?",
-        [account, chained["entry_id"][0], day_before, since],
-    )
+    last = kept.last
     if last.height != 1:
         return None
     last = pl.concat([last, chained.drop("entry_id")], how="horizontal")
-    counts = source.read(
-        "SELECT (SELECT count(*) FROM ledger_entries WHERE account = ? AND created_at < ?) AS e, "
-        "(SELECT count(*) FROM ledger_chain WHERE account = ? AND created_at < ?) AS c",
-        [account, since, account, since],
-    ).row(0)
+    counts = (kept.entries_before, kept.chained_before)
     if counts[0] != counts[1] or last["chain_position"][0] != counts[0]:
         return None
-    columns = ", ".join(BREAKS_SCHEMA)
-    continuity = source.read(
-        f"SELECT {columns} FROM balance_breaks WHERE account = ? AND kind = 'continuity' "
-        "AND break_end < ? ORDER BY break_end, after_entry_id",
-        [account, since],
-    )
-    ambiguous = source.read(
-        "SELECT coalesce(sum(groups), 0) AS n FROM ambiguous_tie_days WHERE account = ? "
-        "AND day < ?",
-        [account, since.date()],
-    )["n"][0]
-    first = source.read(
-        "SELECT account, entry_id, created_at, balance_before FROM ledger_chain "
-        "WHERE account = ? AND chain_position = 0",
-        [account],
-    )
+    if not kept.first.height:
+        return None
     outcome = compare_opening(
-        ledger_start(first.row(0, named=True)),
+        ledger_start(kept.first.row(0, named=True)),
         context.history_first_day,
         tolerance=tolerance,
     )
     return Carried(
         since=since,
         carry=ChainCarry(last=last, entries=counts[0], closes_alone=True),
-        continuity=conform_breaks(continuity),
-        ambiguous=int(ambiguous),
+        continuity=conform_breaks(kept.continuity),
+        ambiguous=kept.ambiguous,
         debits=_kept_debits(source, account, since, context.breakdown, rules),
         opening=replace(outcome, breaks=placed(outcome.breaks)),
     )

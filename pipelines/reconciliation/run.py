@@ -15,7 +15,7 @@ which an account that failed is simply absent.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
-from pipelines.reconciliation.context import Context, load_context
+from pipelines.reconciliation.context import Context, ContextReads
 from pipelines.reconciliation.convention import infer_convention
 from pipelines.reconciliation.findings import (
     after_last_day,
@@ -33,7 +33,13 @@ from pipelines.reconciliation.findings import (
     move_opening_into_day,
     with_movement_after_last,
 )
-from pipelines.reconciliation.incremental import PassPlan, fingerprint, plan_pass
+from pipelines.reconciliation.incremental import (
+    PassPlan,
+    PlanFacts,
+    fingerprint,
+    plan_facts,
+    plan_pass,
+)
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
 from pipelines.reconciliation.result import (
     DUCKDB_MEMORY_LIMIT,
@@ -65,8 +71,10 @@ __all__ = [
     "DUCKDB_MEMORY_LIMIT",
     "ReconcileOptions",
     "ReconciliationResult",
+    "SharedReads",
     "commit_staged",
     "reconcile_account",
+    "reconcile_accounts",
     "stage_account",
 ]
 
@@ -108,16 +116,54 @@ def reconcile_account(
 ) -> ReconciliationResult:
     """Reconciles `account` and replaces its derived rows in one transaction; `full` re-derives
     its whole history even when the rows before the sync's first day could be kept."""
+    return reconcile_accounts(warehouse, {account: options}, run_id, full=full)[account]
+
+
+def reconcile_accounts(
+    warehouse: Warehouse,
+    options: Mapping[str, ReconcileOptions],
+    run_id: str,
+    *,
+    full: bool = False,
+) -> dict[str, ReconciliationResult]:
+    """Reconciles every account of `options` (each with its own) as the asset does: the small
+    tables read once for all through one read connection, each account staged, all committed
+    in one transaction. A failure fails them all here (the asset isolates each account)."""
+    accounts = list(options)
+    limit = next(iter(options.values())).duckdb_memory_limit if options else None
+    results: dict[str, ReconciliationResult] = {}
     with tempfile.TemporaryDirectory(prefix="creditlens-reconcile-") as root:
         try:
-            result, staged = stage_account(
-                warehouse, account, options, run_id, Path(root), full=full
-            )
+            with warehouse.reading(limit) as source:
+                shared = SharedReads.read(source, accounts)
+                staged = []
+                for account in accounts:
+                    result, one = stage_account(
+                        source, shared, account, options[account], run_id, Path(root), full=full
+                    )
+                    results[account] = result
+                    staged.append(one)
         except Exception:
-            commit_staged(warehouse, [], options.duckdb_memory_limit, failed=[account])
+            commit_staged(warehouse, [], limit, failed=accounts)
             raise
-        commit_staged(warehouse, [staged], options.duckdb_memory_limit)
-    return result
+        commit_staged(warehouse, staged, limit)
+    return results
+
+
+@dataclass(frozen=True)
+class SharedReads:
+    """What every account's pass reads of the small tables and of its past, read for all the
+    run's accounts at once: a few queries whatever their number. ``checked_at`` is taken before
+    them: a landing that commits after this instant is seen by the next run."""
+
+    checked_at: datetime
+    contexts: ContextReads
+    facts: dict[str, PlanFacts]
+
+    @classmethod
+    def read(cls, source: AccountReplacement, accounts: Sequence[str]) -> SharedReads:
+        checked_at = datetime.now(UTC)
+        return cls(checked_at, ContextReads.read(source, accounts), plan_facts(source, accounts))
 
 
 def commit_staged(
@@ -132,7 +178,8 @@ def commit_staged(
 
 
 def stage_account(
-    warehouse: Warehouse,
+    source: AccountReplacement,
+    shared: SharedReads,
     account: str,
     options: ReconcileOptions,
     run_id: str,
@@ -140,45 +187,47 @@ def stage_account(
     *,
     full: bool = False,
 ) -> tuple[ReconciliationResult, StagedDerived]:
-    """Reads, reconciles and stages `account` (files under a new directory in `root`), then
-    validates what it staged: a failure here is the account's alone, before any transaction."""
+    """Reconciles and stages `account` (files under a new directory in `root`) through the
+    run's read connection, then validates what it staged: a failure here is the account's
+    alone, before any transaction."""
     _check_options(options)
     rules = options.rules()
     tolerance = Decimal(options.tolerance)
-    # Before the read: a landing that commits after this instant is seen by the next run.
-    checked_at = datetime.now(UTC)
-    with warehouse.reading(options.duckdb_memory_limit) as source:
-        context = load_context(source, account)
-        stamp = fingerprint(source, context, options.sign_convention, str(tolerance), rules)
-        plan = plan_pass(
-            source,
-            account,
-            context,
-            stamp=stamp,
-            full=full,
-            infer=options.sign_convention == "infer",
-            rules=rules,
-            tolerance=tolerance,
-        )
-        slices = plan_slices(ledger_days(source, account, plan.since), options.slice_entries)
-        inference: SignInference | None = None
-        if options.sign_convention == "infer":
-            inference = infer_convention(source, account, slices, rules)
-        convention = inference.convention if inference else options.sign_convention
-        shared = _Pass(
-            account=account,
-            run_id=run_id,
-            checked_at=checked_at,
-            convention=convention,  # type: ignore[arg-type]
-            tolerance=tolerance,
-            rules=rules,
-            context=context,
-        )
-        stage = AccountStage(Path(tempfile.mkdtemp(dir=root)), account, plan.since)
-        totals = _carried_totals(plan)
-        for piece in slices:
-            _reconcile_slice(source, stage, piece, shared, totals)
-    result = _finish(stage, shared, totals, plan, inference)
+    context = shared.contexts.context(account)
+    facts = shared.facts[account]
+    stamp = fingerprint(
+        facts.schema_version, context, options.sign_convention, str(tolerance), rules
+    )
+    plan = plan_pass(
+        source,
+        account,
+        context,
+        facts,
+        stamp=stamp,
+        full=full,
+        infer=options.sign_convention == "infer",
+        rules=rules,
+        tolerance=tolerance,
+    )
+    slices = plan_slices(ledger_days(source, account, plan.since), options.slice_entries)
+    inference: SignInference | None = None
+    if options.sign_convention == "infer":
+        inference = infer_convention(source, account, slices, rules)
+    convention = inference.convention if inference else options.sign_convention
+    pass_ = _Pass(
+        account=account,
+        run_id=run_id,
+        checked_at=shared.checked_at,
+        convention=convention,  # type: ignore[arg-type]
+        tolerance=tolerance,
+        rules=rules,
+        context=context,
+    )
+    stage = AccountStage(Path(tempfile.mkdtemp(dir=root)), account, plan.since)
+    totals = _carried_totals(plan)
+    for piece in slices:
+        _reconcile_slice(source, stage, piece, pass_, totals)
+    result = _finish(stage, pass_, totals, plan, inference)
     staged = stage.staged()
     validate_staged(staged)
     return result, staged

@@ -11,7 +11,7 @@ on created_at.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Protocol
@@ -27,18 +27,23 @@ LEDGER_COLUMNS = (
     "balance_after"
 )
 
-# Entries per UTC day, and how many share the day's last createdAt. Grouping by day only, then
-# joining back on the days' last instants, keeps DuckDB's hash tables at one row per day.
+# Entries per UTC day of each account from its own first instant, and how many share the day's
+# last createdAt: one query for every account. Grouping by day only, then joining back on the
+# days' last instants, keeps DuckDB's hash tables at one row per account and day.
 DAYS_SQL = """
-WITH days AS (
-    SELECT CAST(created_at AS DATE) AS day, count(*) AS entries, max(created_at) AS closing_at
-    FROM ledger_entries WHERE account = ? AND created_at >= ? GROUP BY ALL
+WITH s AS (SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS since),
+days AS (
+    SELECT e.account, CAST(e.created_at AS DATE) AS day, count(*) AS entries,
+        max(e.created_at) AS closing_at
+    FROM ledger_entries AS e JOIN s ON e.account = s.account AND e.created_at >= s.since
+    GROUP BY ALL
 )
-SELECT d.day, d.entries, count(*) AS closing
-FROM days AS d JOIN ledger_entries AS e ON e.created_at = d.closing_at
-WHERE e.account = ? AND e.created_at >= ?
-GROUP BY d.day, d.entries
-ORDER BY d.day
+SELECT d.account, d.day, d.entries, count(*) AS closing
+FROM days AS d JOIN ledger_entries AS e
+    ON e.account = d.account AND e.created_at = d.closing_at
+WHERE e.created_at >= (SELECT min(since) FROM s)
+GROUP BY d.account, d.day, d.entries
+ORDER BY d.account, d.day
 """
 
 
@@ -103,9 +108,21 @@ EVER = datetime(1, 1, 1, tzinfo=UTC)
 def ledger_days(source: Reader, account: str, since: datetime | None = None) -> list[LedgerDay]:
     """The account's days from `since` on (every day when None): an incremental reconciliation
     plans only the days it rewrites."""
-    start = EVER if since is None else since
-    rows = source.read(DAYS_SQL, [account, start, account, start])
-    return [LedgerDay(d, n, c) for d, n, c in rows.iter_rows()]
+    return ledger_days_of(source, {account: since})[account]
+
+
+def ledger_days_of(
+    source: Reader, since: Mapping[str, datetime | None]
+) -> dict[str, list[LedgerDay]]:
+    """``ledger_days`` of every account at once, each from its own instant."""
+    if not since:
+        return {}
+    names = list(since)
+    starts = [EVER if since[a] is None else since[a] for a in names]
+    found: dict[str, list[LedgerDay]] = {a: [] for a in names}
+    for account, d, n, c in source.read(DAYS_SQL, [names, starts]).iter_rows():
+        found[account].append(LedgerDay(d, n, c))
+    return found
 
 
 def read_slice(

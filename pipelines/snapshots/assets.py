@@ -35,7 +35,7 @@ from pipelines.orchestration.account_work import (
     succeeded,
 )
 from pipelines.orchestration.automation import LEDGER, after_ledger_sync
-from pipelines.orchestration.metadata import row_count
+from pipelines.orchestration.metadata import account_records, row_count
 from pipelines.orchestration.sync_outcomes import record_parts, sync_id_of
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
@@ -155,9 +155,12 @@ def snapshots(
         for endpoint in selected:
             these = outcomes[endpoint.table]
             key = AssetKey(endpoint.table)
-            for failure in failures(these):
+            failed = failures(these)
+            for failure in failed:
                 context.log.error(failure.line())
-                context.log_event(AssetObservation(asset_key=key, metadata=failure.metadata()))
+            if failed:  # every failed account's line in one event
+                records = account_records(f.metadata() for f in failed)
+                context.log_event(AssetObservation(asset_key=key, metadata=records))
         record_parts(
             wh, "snapshots", {e.table: outcomes[e.table] for e in selected},
             tags=context.run.tags, run_id=context.run.run_id,
@@ -190,8 +193,8 @@ def _materialized(
     if len(outcomes) == 1:
         metadata = {**done[0][1].metadata(), **row_count(rows)}
         return MaterializeResult(asset_key=key, metadata=metadata)
-    for _, result in done:
-        context.log_event(AssetObservation(asset_key=key, metadata=result.metadata()))
+    records = account_records(result.metadata() for _, result in done)
+    context.log_event(AssetObservation(asset_key=key, metadata=records))
     stored = sum(1 for _, result in done if result.stored)
     return MaterializeResult(
         asset_key=key,

@@ -68,7 +68,7 @@ def test_the_sensor_follows_reconciliations_but_not_the_cli() -> None:
     by_cli = DagsterRun(job_name="reconciliation_run", run_id="r2", tags={CLI_RUN_TAG: "1"})
     assert "CLI" in delivery_request(by_cli).skip_message
     refresh = DagsterRun(
-        job_name="__ASSET_JOB", run_id="r3", asset_selection={AssetKey(["acme", "balance_breaks"])}
+        job_name="__ASSET_JOB", run_id="r3", asset_selection={AssetKey("balance_breaks")}
     )
     assert delivery_request(refresh).run_key == "alerts-after-r3"
     ledger = DagsterRun(job_name="ledger_sync", run_id="r4")

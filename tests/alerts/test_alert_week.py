@@ -28,7 +28,7 @@ from dagster import AssetCheckKey, AssetKey, DagsterInstance
 
 from pipelines.alerts.definitions import rule_check
 from pipelines.config.alert_rules import Rule
-from pipelines.config.settings import Settings
+from pipelines.orchestration.metadata import records_of
 from simulator.scenario import CompanySpec, Scenario, SpendSpikeSpec, TopUpSpec
 from tests.alerts.helpers import CHANNELS, channel_urls
 from tests.alerts.receivers import Received
@@ -105,16 +105,17 @@ CHECKS = [("failed", "onboardco"), ("failed", "burnco"), ("failed", "spikeco"),
 
 def _failing_checks(env: dict[str, str]) -> set[str]:
     """The alert ids the Dagster checks fail on, as the UI and an alert policy see them."""
-    settings = Settings.from_env(env)
     ids: set[str] = set()
     with DagsterInstance.from_config(env["DAGSTER_HOME"]) as dagster_instance:
         for rule, account in CHECKS:
-            name = rule_check(Rule(rule, "sync_failed"), account, settings)
+            name = rule_check(Rule(rule, "sync_failed"))
             key = AssetCheckKey(AssetKey("alerts"), name)
             record = dagster_instance.get_latest_asset_check_evaluation_record(key)
             assert record is not None and record.evaluation is not None, name
-            if not record.evaluation.passed:
-                ids |= set(str(record.evaluation.metadata["alert_ids"].value).split(", "))
+            metadata = {k: v.value for k, v in record.evaluation.metadata.items()}
+            (verdict,) = [r for r in records_of(metadata) if r["account"] == account]
+            if not verdict["passed"]:
+                ids |= set(verdict["alert_ids"])
     return ids
 
 

@@ -1,10 +1,9 @@
-"""Each account's checks keep their last result in the UI after a run that did not cover it.
+"""Every account's verdict shows in the UI after a run that did not cover it.
 
-Dagster shows a check's result only while it targets its asset's latest materialization. With
-one ``balance_breaks`` for every account, `creditlens sync --account acme` re-materialized it
-and every check of the other companies read "Not Evaluated"; so did a failed account's after a
-full run. Each account's reconciliation is now its own assets (``globex/balance_breaks``), so
-what one run does not reconcile keeps its materialization and its checks' results. Proved here
+Dagster shows a check's result only while it targets its asset's latest materialization. The
+reconciliation is four assets and three checks for every account, each account's verdict its own
+record of the check's ``account_records``; a run narrowed with ``--account`` carries the others'
+verdicts from the warehouse, so the latest evaluation still shows every company. Proved here
 with Dagster's own rule (``targets_latest_materialization``, what the UI asks) in a persistent
 instance, as `dagster dev` over the same folder would show it.
 """
@@ -15,6 +14,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dagster import AssetCheckKey, AssetKey, DagsterInstance, SkipReason, build_schedule_context
@@ -23,6 +23,7 @@ from dagster._core.loader import LoadingContextForTest
 from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.metadata import records_of
 from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
 from pipelines.reports.schedules import daily_refresh
 from tests.conftest import Simulated
@@ -69,24 +70,26 @@ def _agency(
     return acme, globex
 
 
-def _checks(account: str) -> list[AssetCheckKey]:
-    asset = AssetKey([account, "balance_breaks"])
-    bases = (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
-    return [AssetCheckKey(asset, f"{base}__{account}") for base in bases]
+CHECK_KEYS = [
+    AssetCheckKey(AssetKey("balance_breaks"), b) for b in (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
+]
 
 
-def _shown(dagster_instance: DagsterInstance, account: str) -> dict[str, str]:
-    """What the UI shows of each check of ``account``: the run of its latest evaluation when
-    that evaluation targets the asset's latest materialization, else "Not Evaluated"."""
+def _shown(dagster_instance: DagsterInstance) -> dict[str, dict[str, dict[str, Any]]]:
+    """What the UI shows of each check: per account, its record in the latest evaluation, when
+    that evaluation targets the asset's latest materialization (else nothing: "Not
+    Evaluated")."""
     context = LoadingContextForTest(dagster_instance)
-    latest = dagster_instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        _checks(account)
-    )
-    shown = {}
-    for key in _checks(account):
+    latest = dagster_instance.event_log_storage.get_latest_asset_check_execution_by_key(CHECK_KEYS)
+    shown: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in CHECK_KEYS:
         record = latest.get(key)
-        targets = record is not None and _run(record.targets_latest_materialization(context))
-        shown[key.name] = record.run_id if targets and record else "Not Evaluated"
+        if record is None or not _run(record.targets_latest_materialization(context)):
+            continue
+        evaluation = record.evaluation
+        assert evaluation is not None
+        metadata = {k: v.value for k, v in evaluation.metadata.items()}
+        shown[key.name] = {r["account"]: r for r in records_of(metadata)}
     return shown
 
 
@@ -94,52 +97,51 @@ def _run(awaitable: object) -> bool:
     return bool(asyncio.run(awaitable))  # type: ignore[arg-type]
 
 
-def _latest_run(dagster_instance: DagsterInstance, key: AssetKey) -> str:
-    event = dagster_instance.get_latest_materialization_event(key)
-    assert event is not None, f"{key.to_user_string()} was never materialized"
-    return event.run_id
-
-
 @pytest.mark.slow
-def test_a_sync_of_one_account_leaves_the_others_checks_evaluated(
+def test_a_sync_of_one_account_still_shows_every_accounts_verdict(
     simulated: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """One evaluation per check, every account its record (docs/scale-out.md, "One event per
+    step, not per company"): a run narrowed to acme carries globex's verdict from the
+    warehouse, and so does a run in which globex's sync fails (accounts_synced names it)."""
     _agency(simulated, tmp_path, monkeypatch)
     full = run_sync(Settings.from_env(), None, None)
     assert not full.failures(), full.failures()
     dagster_instance = cli_instance()
-    before = _shown(dagster_instance, "globex")
-    assert set(before.values()) == {full.reconciliation.run_id}, before
+    shown = _shown(dagster_instance)
+    assert set(shown) == {HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY}
+    for records in shown.values():
+        assert set(records) == {"acme", "globex"}
     skip = daily_refresh(build_schedule_context(instance=dagster_instance))
     assert isinstance(skip, SkipReason) and "already reconciled" in (skip.skip_message or "")
 
     only = run_sync(Settings.from_env(), None, None, accounts=["acme"])
     assert not only.failures() and only.reconciliation.run_id != full.reconciliation.run_id
-    assert _shown(dagster_instance, "globex") == before  # still evaluated, by the full run
-    latest = dagster_instance.get_latest_materialization_event(
-        AssetKey(["globex", "balance_breaks"])
-    )
-    executions = dagster_instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        _checks("globex")
-    )
-    for execution in executions.values():  # each targets globex's own latest materialization
-        target = execution.evaluation.target_materialization_data if execution.evaluation else None
-        assert target is not None and latest is not None
-        assert (target.run_id, target.timestamp) == (latest.run_id, latest.timestamp)
-    assert set(_shown(dagster_instance, "acme").values()) == {only.reconciliation.run_id}
-    for output in OUTPUTS:
-        globex, acme = AssetKey(["globex", output]), AssetKey(["acme", output])
-        assert _latest_run(dagster_instance, globex) == full.reconciliation.run_id
-        assert _latest_run(dagster_instance, acme) == only.reconciliation.run_id
-    # The sync's own summary reads each account's own reconciliation.
+    narrowed = _shown(dagster_instance)
+    for name, records in narrowed.items():
+        assert set(records) == {"acme", "globex"}, name
+        assert records["globex"]["status"] == "carried"
+        assert full.reconciliation.run_id in records["globex"]["message"]
+        assert records["globex"]["passed"] == shown[name]["globex"]["passed"]
+        assert records["acme"].get("status") != "carried"
     assert only.reconciliation_summary("acme") is not None
+    for output in OUTPUTS:
+        event = dagster_instance.get_latest_materialization_event(AssetKey(output))
+        assert event is not None and event.run_id == only.reconciliation.run_id
 
-    # A full run in which globex fails (its key revoked) leaves globex's results shown too.
+    # A full run in which globex fails (its key revoked): globex's record is its failure line.
     monkeypatch.setenv("GLOBEX_KEY", "globex-key-revoked")
     failed = run_sync(Settings.from_env(), None, None)
     assert [f.account for f in failed.failures()] == ["globex"]
-    assert _shown(dagster_instance, "globex") == before
-    assert set(_shown(dagster_instance, "acme").values()) == {failed.reconciliation.run_id}
+    # Its findings' verdicts stand as its latest reconciliation left them; its failure is
+    # accounts_synced's to name, with its line.
+    after = _shown(dagster_instance)
+    for name, records in after.items():
+        assert set(records) == {"acme", "globex"}
+        assert records["globex"]["status"] == "carried"
+        assert records["globex"]["passed"] == shown[name]["globex"]["passed"]
+    passed, _severity, synced = failed.reconciliation.checks["accounts_synced"]
+    assert not passed and "globex" in str(synced)
 
 
 def test_without_an_accounts_file_the_names_stay_plain(

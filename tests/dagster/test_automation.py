@@ -147,12 +147,12 @@ name = "globex"
 """
 
 
-def test_with_an_accounts_file_a_ledger_sync_requests_every_accounts_reconciliation(
+def test_with_an_accounts_file_a_ledger_sync_requests_the_reconciliation_of_all(
     simulated: Start, creditlens_env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Each account's reconciliation is its own assets (pipelines/orchestration/account_checks.py):
-    the automation requests all of them and the reports after a ledger sync, and the daily refresh
-    selects them all."""
+    """One reconciliation for every account (docs/scale-out.md, "One event per step, not per
+    company"): the automation requests its four assets and the reports after a ledger sync, and
+    the daily refresh selects them."""
     s = simulated("small")
     config = tmp_path / "agency.toml"
     config.write_text(ACCOUNTS.format(url=s.url))
@@ -163,14 +163,13 @@ def test_with_an_accounts_file_a_ledger_sync_requests_every_accounts_reconciliat
     tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance)
     assert _ui_sync(defs, dagster_instance, s)
     tick = evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=tick.cursor)
-    per_account = {
-        AssetKey([account, output])
-        for account in ("acme", "globex")
+    outputs = {
+        AssetKey(output)
         for output in ("balance_breaks", "breakdown_mismatches", "daily_balance", "ledger_enriched")
     }
-    requested = {k for k in per_account | {AssetKey("reports")} if tick.get_requested_partitions(k)}
-    assert requested == per_account | {AssetKey("reports")}
-    assert not tick.get_requested_partitions(AssetKey("balance_breaks"))  # no such asset now
+    requested = {k for k in outputs | {AssetKey("reports")} if tick.get_requested_partitions(k)}
+    assert requested == outputs | {AssetKey("reports")}
+    assert not tick.get_requested_partitions(AssetKey(["acme", "balance_breaks"]))  # none now
     refresh = defs.resolve_job_def("daily_refresh").asset_layer.selected_asset_keys
-    assert per_account <= set(refresh)
+    assert outputs <= set(refresh)
     assert isinstance(_refresh(dagster_instance), RunRequest)  # nothing reconciled it yet

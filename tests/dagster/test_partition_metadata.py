@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterEventType
 
+from pipelines.orchestration.metadata import ACCOUNT_RECORDS
 from tests.dagster.support import (
     Env,
     Start,
@@ -55,12 +56,13 @@ def test_each_day_carries_its_own_counts_and_the_run_its_totals_once(
     assert landed > DAYS  # days with entries, so a repeated total could not pass for a day's
 
     observations = run_log(dagster_instance, outcome.run_id, DagsterEventType.ASSET_OBSERVATION)
-    assert len(observations) == 1
-    totals = observations[0].asset_observation.metadata  # type: ignore[union-attr]
+    assert len(observations) == 1  # every account's totals in one event
+    recorded = observations[0].asset_observation.metadata  # type: ignore[union-attr]
+    (totals,) = recorded[ACCOUNT_RECORDS].value
     last = s.first_day + timedelta(days=DAYS - 1)
-    assert totals["range"].value == f"{s.first_day.isoformat()}..{last.isoformat()}"
+    assert totals["range"] == f"{s.first_day.isoformat()}..{last.isoformat()}"
     assert (
-        totals["entries_landed"].value
+        totals["entries_landed"]
         == landed
         == sum(r.asset_materialization.metadata["entries_landed"].value for r in records)
     )

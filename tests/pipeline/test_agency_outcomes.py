@@ -25,9 +25,10 @@ from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
-from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult
+from pipelines.orchestration.metadata import records_of
+from pipelines.reconciliation.run import ReconcileOptions, ReconciliationResult, SharedReads
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
-from pipelines.warehouse.writer import StagedDerived, Warehouse
+from pipelines.warehouse.writer import AccountReplacement, StagedDerived
 from simulator import Scenario
 from simulator.scenario import BreakdownMismatchSpec
 from tests.conftest import Simulated, serving
@@ -243,9 +244,11 @@ def test_accounts_synced_names_an_account_rejected_in_discovery(rejected: Reject
     assert synced["account acme"] == synced["account globex"] == "synced"
     passed, _, last = report.reconciliation.checks["accounts_synced"]  # the sync's last word
     assert not passed and last["account initech"] == synced["account initech"]
-    hidden = report.reconciliation.checks["no_hidden_movements__acme"]
-    assert not hidden[0] and hidden[1] == "ERROR" and hidden[2]["breaks"]
-    assert report.reconciliation.checks["no_hidden_movements__globex"][0]
+    passed, severity, hidden = report.reconciliation.checks["no_hidden_movements"]
+    assert not passed and severity == "ERROR"
+    records = {r["account"]: r for r in records_of(hidden)}
+    assert not records["acme"]["passed"] and records["acme"]["breaks"]
+    assert records["globex"]["passed"]  # one account's findings fail only its own record
 
 
 @pytest.mark.slow
@@ -304,7 +307,8 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     real = assets.stage_account
 
     def broken_for_globex(
-        warehouse: Warehouse,
+        source: AccountReplacement,
+        shared: SharedReads,
         account: str,
         options: ReconcileOptions,
         run_id: str,
@@ -314,7 +318,7 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
     ) -> tuple[ReconciliationResult, StagedDerived]:
         if account == "globex":
             raise ValueError("tolerance must not be negative")
-        return real(warehouse, account, options, run_id, root, full=full)
+        return real(source, shared, account, options, run_id, root, full=full)
 
     monkeypatch.setattr(assets, "stage_account", broken_for_globex)
     copy_folder(clean[2], tmp_path / "isolated")
@@ -330,9 +334,10 @@ def test_one_account_failing_its_reconciliation_fails_only_its_own(
         "account globex: reconciliation: unexpected ValueError: tolerance must not be negative"
     )
     checks = report.reconciliation.checks
-    assert not checks["no_hidden_movements__globex"][0]
-    assert checks["no_hidden_movements__globex"][2]["error"] == failure.line()
-    assert checks["breakdown_matches_ledger__acme"][2]["breaks"]  # acme was reconciled
+    hidden = {r["account"]: r for r in records_of(checks["no_hidden_movements"][2])}
+    assert not hidden["globex"]["passed"] and hidden["globex"]["error"] == failure.line()
+    breakdown = {r["account"]: r for r in records_of(checks["breakdown_matches_ledger"][2])}
+    assert breakdown["acme"]["breaks"]  # acme was reconciled
     passed, _, synced = checks["accounts_synced"]  # evaluated after the reconciliation
     assert not passed and synced["account globex"] == failure.line()
     assert synced["account acme"] == "synced" and report.ledger.checks["accounts_synced"][0]

@@ -20,6 +20,7 @@ from dashboards import paths
 from pipelines.cli.sync_command import run_sync, summary_lines
 from pipelines.cli.sync_report import SyncReport
 from pipelines.config.settings import Settings
+from pipelines.orchestration.metadata import records_of
 from pipelines.warehouse.outcomes import outcomes_of_sync
 from simulator import NetworkSpec
 from tests.conftest import Simulated, serving
@@ -174,8 +175,10 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     assert passed and invariant["account acme"].startswith("fetched ")
     assert ledger["entry_ids_unique"][0]
     checks = report.reconciliation.checks
-    assert {"no_hidden_movements__acme", "no_hidden_movements__globex"} <= set(checks)
-    assert "no_hidden_movements__initech" not in checks  # reconciled only where it landed
+    hidden = {r["account"]: r for r in records_of(checks["no_hidden_movements"][2])}
+    reconciled = {a for a, r in hidden.items() if r.get("status") != "carried"}
+    assert reconciled == {"acme", "globex"}  # reconciled only where it landed
+    assert hidden["initech"]["message"] == "not in this run; never reconciled"
     assert [line.split(":", 1)[0] for line in summary_lines(report)] == ["acme", "globex"]
     assert report.ledger_result("acme").landed == len(truth(deployments[0]))
     # The snapshots share the ledger's run and skip the account whose ledger failed in it.
@@ -193,10 +196,12 @@ def test_checks_are_per_account_and_a_failed_account_fails_only_its_own(
     )
     only = run_sync(Settings.from_env(), None, None, accounts=["globex"])
     assert only.accounts == ("globex",) and not only.failures()
-    assert set(only.reconciliation.checks) == {
-        f"{base}__globex"
-        for base in ("no_hidden_movements", "breakdown_matches_ledger", "summary_matches_ledger")
-    } | {"accounts_synced"}  # the sync's last run ends with it
+    bases = ("no_hidden_movements", "breakdown_matches_ledger", "summary_matches_ledger")
+    assert set(only.reconciliation.checks) == {*bases, "accounts_synced"}  # ends with it
+    for base in bases:  # globex reconciled, the others' verdicts carried from the warehouse
+        records = {r["account"]: r for r in records_of(only.reconciliation.checks[base][2])}
+        assert records["globex"].get("status") != "carried"
+        assert {records[a]["status"] for a in ("acme", "initech")} == {"carried"}
 
 
 @pytest.mark.slow

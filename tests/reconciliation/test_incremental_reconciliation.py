@@ -136,15 +136,7 @@ def test_an_incremental_pass_equals_a_full_one(
         early = early.filter(pl.int_range(pl.len()) != data.draw(st.integers(0, early.height - 1)))
     if early.height:
         land_ledger(warehouse, early, first=days[0], last=days[cut], run_id="sync-1")
-    land_snapshots(
-        warehouse,
-        chain.account,
-        balance=None if case.summary_delta is None else chain.rows()[-1]["balance_after"],
-        period=PERIOD if case.with_breakdown else None,
-        items=case.items,
-        plans=[(T0 + timedelta(days=1, hours=1), "Starter")] if case.with_plans else [],
-        campaigns=[("cmp_x", "Spring")],
-    )
+    land_case_snapshots(warehouse, case, chain)
     recent = ledger.filter(day_of >= days[back])
 
     def later_sync() -> None:
@@ -155,6 +147,19 @@ def test_an_incremental_pass_equals_a_full_one(
     event(incremental.pass_kind.split(" 20")[0])  # --hypothesis-show-statistics: both kinds
     if options.sign_convention == "infer":
         assert incremental.pass_kind.startswith("full: the sign convention is inferred")
+
+
+def land_case_snapshots(warehouse: Warehouse, case: Case, chain: Chain) -> None:
+    """The snapshots a drawn case asks for, for the chain's account."""
+    land_snapshots(
+        warehouse,
+        chain.account,
+        balance=None if case.summary_delta is None else chain.rows()[-1]["balance_after"],
+        period=PERIOD if case.with_breakdown else None,
+        items=case.items,
+        plans=[(T0 + timedelta(days=1, hours=1), "Starter")] if case.with_plans else [],
+        campaigns=[("cmp_x", "Spring")],
+    )
 
 
 def with_history(chain: Chain) -> Chain:

@@ -12,12 +12,14 @@ import pytest
 
 from pipelines.reconciliation.run import (
     ReconcileOptions,
+    ReconciliationResult,
+    SharedReads,
     commit_staged,
     reconcile_account,
     stage_account,
 )
 from pipelines.warehouse.derived import StagedInvalid, validate_staged
-from pipelines.warehouse.writer import Warehouse
+from pipelines.warehouse.writer import StagedDerived, Warehouse
 from tests.pipeline.helpers import copy_folder
 from tests.reconciliation.test_incremental_reconciliation import _days, everything
 from tests.reconciliation.warehouse_ledgers import land_ledger
@@ -44,10 +46,19 @@ def warehouse(two_ledgers: Path, tmp_path: Path) -> Iterator[Warehouse]:
     yield Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
 
 
+def _staged(
+    warehouse: Warehouse, account: str, run_id: str, root: Path
+) -> tuple[ReconciliationResult, StagedDerived]:
+    """One account staged as the asset stages it: through a read connection and the run's
+    shared reads."""
+    with warehouse.reading(OPTIONS.duckdb_memory_limit) as source:
+        shared = SharedReads.read(source, [account])
+        return stage_account(source, shared, account, OPTIONS, run_id, root)
+
+
 def test_accounts_staged_apart_are_committed_together(warehouse: Warehouse, tmp_path: Path) -> None:
     staged = [
-        stage_account(warehouse, account, OPTIONS, "together", tmp_path)[1]
-        for account in ("acme", "globex")
+        _staged(warehouse, account, "together", tmp_path)[1] for account in ("acme", "globex")
     ]
     assert everything(warehouse, "acme", "together")["ledger_enriched"] == []  # staged only
     commit_staged(warehouse, staged, OPTIONS.duckdb_memory_limit)
@@ -58,7 +69,7 @@ def test_accounts_staged_apart_are_committed_together(warehouse: Warehouse, tmp_
 def test_rows_that_do_not_fit_are_refused_before_the_transaction(
     warehouse: Warehouse, tmp_path: Path
 ) -> None:
-    _, staged = stage_account(warehouse, "acme", OPTIONS, "bad", tmp_path)
+    _, staged = _staged(warehouse, "acme", "bad", tmp_path)
     [chain] = staged.files["ledger_chain"]
     pl.read_parquet(chain).with_columns(surprise=pl.lit(1)).write_parquet(chain)
     with pytest.raises(StagedInvalid, match=r"^account acme: staged ledger_chain rows do not fit"):
@@ -68,8 +79,8 @@ def test_rows_that_do_not_fit_are_refused_before_the_transaction(
 def test_a_failing_commit_writes_no_account(warehouse: Warehouse, tmp_path: Path) -> None:
     """All or nothing: a file gone between staging and the commit fails the one transaction,
     and the account staged beside it is not half written."""
-    _, good = stage_account(warehouse, "acme", OPTIONS, "all-or-nothing", tmp_path)
-    _, bad = stage_account(warehouse, "globex", OPTIONS, "all-or-nothing", tmp_path)
+    _, good = _staged(warehouse, "acme", "all-or-nothing", tmp_path)
+    _, bad = _staged(warehouse, "globex", "all-or-nothing", tmp_path)
     missing = dataclasses.replace(bad, files={"ledger_chain": [tmp_path / "gone.parquet"]})
     with pytest.raises(Exception, match=r"gone\.parquet"):
         commit_staged(warehouse, [good, missing], OPTIONS.duckdb_memory_limit)
