@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -34,15 +35,29 @@ LANDING_ROWS = 100_000  # rows per landing INSERT: DuckDB's working set, not the
 OWNER_FILE = "owner.pid"
 
 
-def sweep_abandoned(root: Path) -> None:
+# When this process last swept each staging root: the accounts of one step share the root, and
+# each account's sweep read every other's folder (500 accounts: 250,000 reads per sync).
+_SWEPT: dict[Path, float] = {}
+_SWEPT_LOCK = threading.Lock()
+
+
+def sweep_abandoned(root: Path, *, every_s: float | None = None) -> None:
     """Removes what killed syncs left: staged copies of ledger data must not pile up.
 
     A run's folder names the process that owns it; a folder whose process is gone (or that has
     no owner file, from a crash before it was written) is abandoned. Folders of live syncs, of
-    other accounts running in parallel, are left alone.
+    other accounts running in parallel, are left alone. ``every_s``: skipped when this process
+    swept the same root less than that long ago (once per step, not once per account).
     """
     if not root.is_dir():
         return
+    if every_s is not None:
+        now = time.monotonic()
+        with _SWEPT_LOCK:
+            last = _SWEPT.get(root)
+            if last is not None and now - last < every_s:
+                return
+            _SWEPT[root] = now
     for folder in root.iterdir():
         if not folder.is_dir():
             continue
@@ -191,7 +206,7 @@ class LedgerStaging:
         self.run_id = run_id
         self.fetched_at = fetched_at or datetime.now(UTC)
         if owner:
-            sweep_abandoned(directory.parent)
+            sweep_abandoned(directory.parent, every_s=CLAIM_GRACE_S)
         directory.mkdir(parents=True, exist_ok=True)
         if owner:
             (directory / OWNER_FILE).write_text(str(os.getpid()))

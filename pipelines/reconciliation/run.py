@@ -46,7 +46,15 @@ from pipelines.reconciliation.result import (
     ReconcileOptions,
     ReconciliationResult,
 )
-from pipelines.reconciliation.slices import LedgerSlice, ledger_days, plan_slices, read_slice
+from pipelines.reconciliation.slices import (
+    LEDGER_COLUMNS,
+    SLICE_ENTRIES,
+    LedgerDay,
+    LedgerSlice,
+    ledger_days,
+    plan_slices,
+    read_slice,
+)
 from pipelines.reconciliation.staging import AccountStage
 from pipelines.warehouse.derived import validate_staged
 from pipelines.warehouse.writer import AccountReplacement, StagedDerived, Warehouse
@@ -159,11 +167,68 @@ class SharedReads:
     checked_at: datetime
     contexts: ContextReads
     facts: dict[str, PlanFacts]
+    # The entries from each incremental candidate's boundary on, read in one query when all of
+    # them together fit TAIL_ENTRIES (a daily sync's tails); else each slice is read on its own.
+    tails: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     @classmethod
     def read(cls, source: AccountReplacement, accounts: Sequence[str]) -> SharedReads:
         checked_at = datetime.now(UTC)
-        return cls(checked_at, ContextReads.read(source, accounts), plan_facts(source, accounts))
+        facts = plan_facts(source, accounts)
+        return cls(checked_at, ContextReads.read(source, accounts), facts, _tails(source, facts))
+
+    def days(
+        self, source: AccountReplacement, account: str, since: datetime | None
+    ) -> list[LedgerDay]:
+        """The account's days from `since` (``ledger_days``), from the read-ahead when it holds
+        them: the days from the boundary it was read for."""
+        facts = self.facts.get(account)
+        if since is not None and facts and facts.kept and facts.kept.since == since:
+            return [d for d in facts.recent_days if d.day >= since.date()]
+        return ledger_days(source, account, since)
+
+    def slice_of(
+        self, source: AccountReplacement, account: str, piece: LedgerSlice
+    ) -> pl.DataFrame:
+        """The slice's entries (``read_slice``), from the account's tail when it was read."""
+        tail = self.tails.get(account)
+        if tail is None or piece.start < self._since(account):
+            return read_slice(source, account, piece)
+        at = pl.col("created_at")
+        return tail.filter((at >= piece.start) & (at < piece.end))
+
+    def _since(self, account: str) -> datetime:
+        kept = self.facts[account].kept
+        assert kept is not None  # a tail is read only at a boundary
+        return kept.since
+
+
+# What the tails of one run may hold at once: the same bound as one slice.
+TAIL_ENTRIES = SLICE_ENTRIES
+
+
+def _tails(source: AccountReplacement, facts: Mapping[str, PlanFacts]) -> dict[str, pl.DataFrame]:
+    """Every incremental candidate's entries from its boundary on, in one query, when they fit
+    TAIL_ENTRIES together (counted from the days read ahead); else none."""
+    since = {a: f.kept.since for a, f in facts.items() if f.kept is not None}
+    entries = sum(
+        d.entries for a, f in facts.items() if a in since for d in f.recent_days
+        if d.day >= since[a].date()
+    )  # fmt: skip
+    if not since or entries > TAIL_ENTRIES:
+        return {}
+    names = list(since)
+    tails = source.read(
+        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries AS e WHERE EXISTS (SELECT 1 FROM "
+        "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS since) AS s "
+        "WHERE s.account = e.account AND e.created_at >= s.since)",
+        [names, [since[a] for a in names]],
+    )
+    parts = {
+        str(key[0]): part
+        for key, part in tails.partition_by("account", as_dict=True, maintain_order=True).items()
+    }
+    return {a: parts.get(a, tails.clear()) for a in names}
 
 
 def commit_staged(
@@ -209,7 +274,7 @@ def stage_account(
         rules=rules,
         tolerance=tolerance,
     )
-    slices = plan_slices(ledger_days(source, account, plan.since), options.slice_entries)
+    slices = plan_slices(shared.days(source, account, plan.since), options.slice_entries)
     inference: SignInference | None = None
     if options.sign_convention == "infer":
         inference = infer_convention(source, account, slices, rules)
@@ -226,7 +291,7 @@ def stage_account(
     stage = AccountStage(Path(tempfile.mkdtemp(dir=root)), account, plan.since)
     totals = _carried_totals(plan)
     for piece in slices:
-        _reconcile_slice(source, stage, piece, pass_, totals)
+        _reconcile_slice(source, shared, stage, piece, pass_, totals)
     result = _finish(stage, pass_, totals, plan, inference)
     staged = stage.staged()
     validate_staged(staged)
@@ -357,6 +422,7 @@ def _run_row(
 
 def _reconcile_slice(
     source: AccountReplacement,
+    reads: SharedReads,
     stage: AccountStage,
     piece: LedgerSlice,
     shared: _Pass,
@@ -368,7 +434,7 @@ def _reconcile_slice(
     slice is read.
     """
     rules = shared.rules
-    ledger = read_slice(source, shared.account, piece)
+    ledger = reads.slice_of(source, shared.account, piece)
     part = reconcile_slice(
         ledger,
         totals.carry,

@@ -280,8 +280,8 @@ def sweep(folder: Path, keep: set[str]) -> int:
     but one replaced): a reader holding that old views file has had a whole publish to reopen.
     Returns how many were deleted."""
     deleted = 0
-    for path in sorted(folder.rglob("*.parquet")):
-        if _relative(folder, path) not in keep:
+    for path in sorted(folder.rglob("*.parquet")):  # under `folder`: relative without resolving
+        if path.relative_to(folder).as_posix() not in keep:
             with contextlib.suppress(OSError):
                 path.unlink()
                 deleted += 1
