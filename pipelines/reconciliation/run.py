@@ -377,7 +377,10 @@ def _finish(
         acknowledged=held,
         pass_kind=plan.describe(),
     )
-    stage.record("reconciliation_runs", _run_row(result, shared, inference, continuity.height))
+    row = _run_row(result, shared, inference, continuity.height)
+    stage.record(
+        "reconciliation_runs", {**row, "reconciled_from": plan.since.date() if plan.since else None}
+    )
     stage.record("reconciliation_carry", {
         "account": account, "run_id": run_id, "checked_at": shared.checked_at,
         "fingerprint": plan.fingerprint,

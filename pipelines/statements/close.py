@@ -92,14 +92,27 @@ def stored_statement(stored: StoredVersion) -> ClosedStatement:
     )
 
 
+def _older(
+    store: StatementStore,
+    latest: dict[tuple[str, date], StoredVersion],
+    wanted: set[tuple[str, date, int]],
+) -> dict[tuple[str, date], StoredVersion]:
+    """The latest versions of months before this check's range that still wait to be sent."""
+    first: dict[str, date] = {}
+    for account, m, _ in wanted:
+        if (account, m) not in latest:
+            first[account] = min(first.get(account, m), m)
+    return store.latest(list(first), dict(first)) if first else {}
+
+
 def _figures(
-    store: StatementStore, accounts: Sequence[str]
+    store: StatementStore, accounts: Sequence[str], since: dict[str, date | None]
 ) -> dict[tuple[str, date], MonthFigures]:
     lines: dict[tuple[str, date], list[Any]] = {}
-    for account, month, *rest in store.entry_type_lines(accounts):
+    for account, month, *rest in store.entry_type_lines(accounts, since):
         lines.setdefault((account, month), []).append(tuple(rest))
     totals: dict[tuple[str, date], list[Any]] = {}
-    for account, month, *rest in store.totals(accounts):
+    for account, month, *rest in store.totals(accounts, since):
         totals.setdefault((account, month), []).append(tuple(rest))
     return {
         (row["account"], row["month"]): MonthFigures(
@@ -109,7 +122,7 @@ def _figures(
             lines.get((row["account"], row["month"]), []),
             totals.get((row["account"], row["month"]), []),
         )
-        for row in store.months(accounts)
+        for row in store.months(accounts, since)
     }
 
 
@@ -179,8 +192,13 @@ def check_closes(
         return result
     with closing(warehouse.path, warehouse.lock_timeout_s) as store:
         coverage = store.coverage(accounts)
-        figures = _figures(store, list(coverage))
-        latest = store.latest(list(coverage))
+        # Only the months a reconciliation rewrote since the last check, and those not closed
+        # yet (docs/statements.md); a month asked for by hand, that month.
+        since = (
+            store.months_from(list(coverage)) if month is None else dict.fromkeys(coverage, month)
+        )
+        figures = _figures(store, list(coverage), since)
+        latest = store.latest(list(coverage), since)
         batch = _Batch()
         for (account, m), month_figures in sorted(figures.items()):
             if month is not None and m != month:
@@ -213,9 +231,12 @@ def check_closes(
             _refusals(month, accounts, coverage, figures, grace, result, store.failures(accounts))
         store.record(batch.closes, batch.lines, batch.totals, batch.restatements)
         if month is None:
-            wanted = set(store.unsent(list(coverage)))
+            store.record_check(list(coverage), now)
+            recorded = {(c["account"], c["month"], c["version"]) for c in batch.closes}
+            wanted = set(store.unsent(list(coverage))) - recorded  # this check's are queued below
+            unsent = {**latest, **_older(store, latest, wanted)}
             result.unsent = [
-                stored_statement(v) for k, v in latest.items() if (*k, v.row["version"]) in wanted
+                stored_statement(v) for k, v in unsent.items() if (*k, v.row["version"]) in wanted
             ]
         if messages is not None:
             result.queued = store.queue(messages(result), again)

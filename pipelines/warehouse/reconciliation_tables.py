@@ -265,6 +265,12 @@ LEDGER_ENRICHED = Table(
     since=9,
 )
 
+RECONCILED_FROM = Column(
+    "reconciled_from",
+    "DATE",
+    "First UTC day this run rewrote (an incremental pass); NULL: every day (a full pass, or a "
+    "run before this column). The month close reads only the months from it.",
+)
 RECONCILIATION_RUNS = Table(
     "reconciliation_runs",
     "One row per reconciliation of an account: convention and tolerance used, what was found.",
@@ -287,6 +293,7 @@ RECONCILIATION_RUNS = Table(
         Column("breakdown_status", "VARCHAR", "ok, break or unavailable."),
         Column("breakdown_message", "VARCHAR", "Why the breakdown check said what it said."),
         *RUN_FINDINGS,
+        RECONCILED_FROM,
     ),
     since=3,
 )

@@ -46,6 +46,7 @@ from pipelines.warehouse.reconciliation_tables import (
     LEDGER_ENRICHED,
     LEDGER_ENRICHED_TABLE,
     MONTHLY_STATEMENT,
+    RECONCILED_FROM,
     RECONCILIATION_RUNS,
     RUN_FINDINGS,
 )
@@ -56,7 +57,7 @@ from pipelines.warehouse.snapshot_tables import (
     CONSUMPTION_SNAPSHOTS,
     SUBSCRIPTION_SNAPSHOTS,
 )
-from pipelines.warehouse.statement_tables import STATEMENT_CLOSES
+from pipelines.warehouse.statement_tables import STATEMENT_CHECKS, STATEMENT_CLOSES
 from pipelines.warehouse.statement_tables import TABLES as STATEMENT_TABLES
 from pipelines.warehouse.table import Column, Table
 
@@ -228,6 +229,18 @@ MIGRATIONS: list[Migration] = [
             *ALERT_OUTBOX.comment_sql(),
             *ALERTS.comment_sql(),
             *STATEMENT_CLOSES.comment_sql(),
+        ),
+    ),
+    # An agency's close check re-read every month of every company on every sync: each
+    # reconciliation now records the first day it rewrote, and each check the reconciliation it
+    # read, so the next reads only the months since (docs/statements.md).
+    Migration(
+        16,
+        "month close: reconciliation_runs.reconciled_from, statement_checks",
+        (STATEMENT_CHECKS,),
+        statements=(
+            RECONCILIATION_RUNS.add_column_sql(RECONCILED_FROM),
+            *RECONCILIATION_RUNS.comment_sql(),
         ),
     ),
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,16 @@ from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 _IN = "account IN (SELECT unnest(?::VARCHAR[]))"
 MONEY_TYPE = "DECIMAL(18,6)"
+# The accounts a check reads, each from its first month (``months_from``; the first day ever
+# when every month is read), as rows `f` a query joins.
+_FROM = "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::DATE[]) AS from_month) AS f"
+_EVER = date(1, 1, 1)
+
+
+def _from_params(accounts: Sequence[str], since: dict[str, date | None] | None) -> list[Any]:
+    names = list(accounts)
+    since = since or {}
+    return [names, [since.get(a) or _EVER for a in names]]
 
 
 @dataclass(frozen=True)
@@ -68,29 +78,71 @@ class StatementStore:
         )
         return {account: Coverage(covered, finished) for account, covered, finished in found}
 
-    def months(self, accounts: Sequence[str]) -> list[dict[str, Any]]:
-        """monthly_statement's rows of ``accounts``."""
+    def months_from(self, accounts: Sequence[str]) -> dict[str, date | None]:
+        """The first month each account's check must read (None: every month): the earliest of
+        the first month a reconciliation rewrote since the account's last full check, and the
+        month after its latest closed one. Every month when it was never checked, never closed,
+        or a reconciliation since was a full pass (its reconciled_from NULL)."""
+        found = self._all(
+            "WITH a AS (SELECT unnest(?::VARCHAR[]) AS account), "
+            "c AS (SELECT account, max(reconciled_through) AS through FROM statement_checks "
+            "GROUP BY account), "
+            "r AS (SELECT r.account, count(*) AS runs, "
+            "count(*) FILTER (r.reconciled_from IS NULL) AS full_runs, "
+            "min(r.reconciled_from) AS rewritten FROM reconciliation_runs r JOIN c "
+            "ON c.account = r.account AND r.checked_at > c.through GROUP BY r.account), "
+            "m AS (SELECT account, max(month) AS closed FROM statement_closes GROUP BY account) "
+            "SELECT a.account, c.through IS NOT NULL, coalesce(r.full_runs, 0), r.rewritten, "
+            "m.closed FROM a LEFT JOIN c USING (account) LEFT JOIN r USING (account) "
+            "LEFT JOIN m USING (account)",
+            [list(accounts)],
+        )
+        out: dict[str, date | None] = {}
+        for account, checked, full_runs, rewritten, closed in found:
+            if not checked or full_runs or closed is None:
+                out[account] = None
+                continue
+            after_closed = (closed.replace(day=28) + timedelta(days=4)).replace(day=1)
+            first = (
+                after_closed if rewritten is None else min(rewritten.replace(day=1), after_closed)
+            )
+            out[account] = first
+        return out
+
+    def record_check(self, accounts: Sequence[str], checked_at: datetime) -> None:
+        """Each account's check read every month it had to, through its latest reconciliation."""
+        self._con.execute(
+            "INSERT INTO statement_checks (account, checked_at, reconciled_through) "
+            "SELECT account, ?, max(checked_at) FROM reconciliation_runs WHERE "
+            f"{_IN} GROUP BY account",
+            [checked_at, list(accounts)],
+        )
+
+    def months(
+        self, accounts: Sequence[str], since: dict[str, date | None] | None = None
+    ) -> list[dict[str, Any]]:
+        """monthly_statement's rows of ``accounts`` (from each one's month in ``since``)."""
         names = ", ".join(STATEMENT_MONEY_COLUMNS)
         cursor = self._con.execute(
-            f"SELECT account, month, {names}, entries FROM monthly_statement WHERE {_IN} "
-            "ORDER BY account, month",
-            [list(accounts)],
+            f"SELECT account, month, {names}, entries FROM monthly_statement "
+            f"JOIN {_FROM} USING (account) WHERE month >= f.from_month ORDER BY account, month",
+            _from_params(accounts, since),
         )
         columns = [d[0] for d in cursor.description]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
     def entry_type_lines(
-        self, accounts: Sequence[str]
+        self, accounts: Sequence[str], since: dict[str, date | None] | None = None
     ) -> list[tuple[str, date, str, str, Decimal, int]]:
         """statement_lines' rows: (account, month, category, entry_type, amount, entries)."""
         return self._all(
             "SELECT account, month, category, entry_type, amount, entries FROM statement_lines "
-            f"WHERE {_IN}",
-            [list(accounts)],
+            f"JOIN {_FROM} USING (account) WHERE month >= f.from_month",
+            _from_params(accounts, since),
         )
 
     def totals(
-        self, accounts: Sequence[str]
+        self, accounts: Sequence[str], since: dict[str, date | None] | None = None
     ) -> list[tuple[str, date, str, str | None, Decimal, int]]:
         """The month's movements per agent, campaign and channel: (account, month, dimension,
         value, amount, entries). One scan of the ledger for the three (grouping sets), not one
@@ -103,8 +155,9 @@ class StatementStore:
         found = self._all(
             f"SELECT account, entry_month, {columns}, {grouped}, "
             f"CAST(sum(signed_amount) AS {MONEY_TYPE}), count(*) FROM ledger_enriched "
-            f"WHERE {_IN} GROUP BY GROUPING SETS ({sets})",
-            [list(accounts)],
+            f"JOIN {_FROM} USING (account) WHERE entry_month >= f.from_month "
+            f"AND created_at >= f.from_month GROUP BY GROUPING SETS ({sets})",
+            _from_params(accounts, since),
         )
         out: list[tuple[str, date, str, str | None, Decimal, int]] = []
         for account, month, *values_and_flags, amount, entries in found:
@@ -114,14 +167,19 @@ class StatementStore:
                     out.append((account, month, name, value, amount, entries))
         return out
 
-    def latest(self, accounts: Sequence[str]) -> dict[tuple[str, date], StoredVersion]:
-        """Each closed month's latest version, with its lines and totals."""
+    def latest(
+        self, accounts: Sequence[str], since: dict[str, date | None] | None = None
+    ) -> dict[tuple[str, date], StoredVersion]:
+        """Each closed month's latest version (from each account's month in ``since``), with
+        its lines and totals."""
         key = "account, month, version"
         latest = (
-            f"SELECT * FROM statement_closes WHERE {_IN} "
+            f"SELECT statement_closes.* FROM statement_closes JOIN {_FROM} USING (account) "
+            "WHERE month >= f.from_month "
             "QUALIFY row_number() OVER (PARTITION BY account, month ORDER BY version DESC) = 1"
         )
-        cursor = self._con.execute(latest, [list(accounts)])
+        params = _from_params(accounts, since)
+        cursor = self._con.execute(latest, params)
         columns = [d[0] for d in cursor.description]
         out = {
             (row["account"], row["month"]): StoredVersion(row, [], [])
@@ -131,13 +189,13 @@ class StatementStore:
         for account, month, line_no, line, entry_type, amount, entries in self._all(
             "SELECT account, month, line_no, line, entry_type, amount, entries "
             f"FROM statement_close_lines JOIN ({keys}) USING ({key}) ORDER BY line_no",
-            [list(accounts)],
+            params,
         ):
             out[(account, month)].lines.append((line_no, line, entry_type, amount, entries))
         for account, month, dimension, value, amount, entries in self._all(
             "SELECT account, month, dimension, value, amount, entries "
             f"FROM statement_close_totals JOIN ({keys}) USING ({key})",
-            [list(accounts)],
+            params,
         ):
             out[(account, month)].totals.append((dimension, value, amount, entries))
         return out

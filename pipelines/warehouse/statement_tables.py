@@ -151,6 +151,24 @@ CLOSED_STATEMENTS = Table(
     ),
 )
 
+STATEMENT_CHECKS = Table(
+    "statement_checks",
+    "One row per account and close check that read every month it had to: the latest "
+    "reconciliation the check read, so the next check reads only the months a later "
+    "reconciliation rewrote and those not closed yet (docs/statements.md). Never rewritten.",
+    (
+        ACCOUNT,
+        Column("checked_at", "TIMESTAMPTZ", "When the check ran (UTC).", True),
+        Column(
+            "reconciled_through",
+            "TIMESTAMPTZ",
+            "checked_at of the account's latest reconciliation_runs row the check read.",
+            True,
+        ),
+    ),
+    since=16,
+)
+
 TABLES = (
     STATEMENT_CLOSES,
     STATEMENT_CLOSE_LINES,

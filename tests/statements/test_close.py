@@ -284,3 +284,30 @@ def test_a_refusal_to_close_names_the_accounts_own_failure(copy: Copy, tmp_path:
     assert done.returncode == 1
     assert "its latest sync failed (account acme: " in done.stderr
     assert "not reconciled" not in done.stderr
+
+
+def test_a_check_reads_only_the_months_rewritten_since_and_those_not_closed(copy: Copy) -> None:
+    """A daily sync's check follows what changed (docs/statements.md): the first check reads
+    every month; the next, with no reconciliation between them, only the months not closed yet;
+    a full reconciliation since makes it read every month again."""
+    _, settings = copy()
+    path = settings.warehouse
+    ((months,),) = table(path, "SELECT count(*) FROM monthly_statement")
+    first = check_closes(settings.open_warehouse(), settings)
+    assert first.issued and first.checked.startswith(f"checked {months} month(s)")
+    second = check_closes(settings.open_warehouse(), settings)
+    assert not second.issued and not second.restated
+    assert second.checked.startswith(f"checked {months - len(first.issued)} month(s)")
+    settings.open_warehouse().append(
+        "reconciliation_runs",
+        [{**row, "checked_at": row["checked_at"] + timedelta(seconds=1), "reconciled_from": None}
+         for row in _latest_run(path)],
+    )  # fmt: skip
+    third = check_closes(settings.open_warehouse(), settings)
+    assert third.checked.startswith(f"checked {months} month(s)") and not third.restated
+
+
+def _latest_run(path: Path) -> list[dict[str, object]]:
+    names = [r[0] for r in table(path, "SELECT column_name FROM (DESCRIBE reconciliation_runs)")]
+    rows = table(path, "SELECT * FROM reconciliation_runs ORDER BY checked_at DESC LIMIT 1")
+    return [dict(zip(names, row, strict=True)) for row in rows]
