@@ -41,6 +41,8 @@ from pipelines.warehouse.disk import DiskFull, free_bytes, is_disk_full, size_te
 from pipelines.warehouse.errors import WarehouseError
 from pipelines.warehouse.lock import file_lock
 
+# A publish under way (its generation follows): left behind only by a killed one.
+_UNDER_WAY = ".publishing-"
 # The views file itself: about 270 KB whatever the warehouse's size, with room to grow.
 VIEWS_FILE_BYTES = 512 * 1024
 
@@ -141,6 +143,24 @@ class _Attempt:
 
     generation: int
     named: bool = False
+    # Markers of publishes killed before their end, which left files no manifest names: this
+    # one walks the whole folder, then removes them.
+    crashed: tuple[Path, ...] = ()
+
+    @property
+    def after_crash(self) -> bool:
+        return bool(self.crashed)
+
+    def start(self, folder: Path) -> None:
+        """Marks the publish as under way until ``done``: under the folder's exclusive lock, a
+        marker found at the start is a killed publish's."""
+        self.crashed = tuple(folder.glob(f"{_UNDER_WAY}*"))
+        (folder / f"{_UNDER_WAY}{self.generation}").touch()
+
+    def done(self, folder: Path, *, swept: bool = False) -> None:
+        """``swept``: the whole folder was walked, so the killed publishes' files are gone."""
+        for marker in [folder / f"{_UNDER_WAY}{self.generation}", *(self.crashed if swept else ())]:
+            marker.unlink(missing_ok=True)
 
     def remove(self, folder: Path) -> None:
         if not self.named:
@@ -163,14 +183,16 @@ def publish_now(path: Path, target: Path, lock_timeout_s: float) -> Published:
             old = parts.load_manifest(folder)
             # Never a name used before, even by a publish that crashed before its manifest.
             attempt = _Attempt(max(old.generation + 1, time.time_ns() // 1_000_000))
+            attempt.start(folder)
             return _publish(path, target, folder, partial, lock_timeout_s, old, attempt)
     except BaseException as exc:
         # Whatever stopped it (a full disk, an interrupt) takes its own files with it at once:
         # left for the next publish, they would hold the very space that ran out.
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
-        if attempt is not None:
-            attempt.remove(folder)
+        if attempt is not None and not attempt.named:
+            attempt.remove(folder)  # its files gone: no leftover for the next one to find
+            attempt.done(folder)
         if isinstance(exc, OSError):
             raise WarehouseError(_failure(target, partial, exc)) from None
         if isinstance(exc, duckdb.Error):
@@ -221,7 +243,8 @@ def _publish(
     new.catalog = catalog_digest(folder, tables, views)
     rewritten = sum(len(d) for d in due.values())
     unchanged = sum(len(p) for p in new.parts.values()) - rewritten
-    if not rewritten and new.views == old.views and target.exists():
+    if not rewritten and new.views == old.views and target.exists() and not attempt.after_crash:
+        attempt.done(folder)
         return Published(target, 0, unchanged, 0)  # nothing to write: the copy is current
     for name in written:
         parts.fsync_path(folder / name)
@@ -238,8 +261,15 @@ def _publish(
     attempt.named = True  # the copy names them now: no later failure removes them
     parts.fsync_path(target.parent)  # the rename itself
     new.views_file = parts.file_identity(target)
+    new.retired = frozenset(old.files() - new.files())
     parts.save_manifest(folder, new)
-    deleted = parts.sweep(folder, new.files() | old.files())
+    keep = new.files() | old.files()
+    walk = old.retired is None or attempt.after_crash  # leftovers no manifest names
+    if walk:
+        deleted = parts.sweep(folder, keep)
+    else:
+        deleted = parts.sweep_retired(folder, old.retired or (), keep)
+    attempt.done(folder, swept=walk)
     return Published(target, rewritten, unchanged, deleted, replaced)
 
 

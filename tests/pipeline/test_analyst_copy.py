@@ -329,3 +329,23 @@ def test_a_migration_that_adds_a_column_rewrites_that_tables_parts(
         == describe(warehouse.path)["sync_outcomes"]
     )
     assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_a_killed_publishs_files_are_swept_by_the_next(warehouse: Warehouse) -> None:
+    """A publish deletes the files the one before it retired, without walking the folder; a
+    publish killed before its end (its marker left behind) wrote files no manifest names, and
+    the next one walks the whole folder for them."""
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    folder = analyst_parquet_dir(warehouse.analyst_copy)
+    stray = folder / "sync_outcomes" / f"account={quote(MAIN, safe='')}" / "part-1-0.parquet"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"a killed publish's part")
+    warehouse.append("sync_outcomes", [outcome(MAIN)])
+    publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert stray.exists()  # no marker: nothing says a publish died, and nothing walks the folder
+    (folder / ".publishing-1").touch()  # what a publish killed mid-way leaves
+    warehouse.append("sync_outcomes", [outcome(MAIN)])
+    done = publish_now(warehouse.path, warehouse.analyst_copy, 30)
+    assert not stray.exists() and done.deleted >= 1
+    assert not list(folder.glob(".publishing-*"))
+    assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
