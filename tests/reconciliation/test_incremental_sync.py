@@ -19,7 +19,7 @@ DERIVED = (
     "SELECT * EXCLUDE (run_id) FROM daily_balance ORDER BY ALL",
     "SELECT * FROM ledger_chain ORDER BY ALL",
     "SELECT * FROM ambiguous_tie_days ORDER BY ALL",
-    "SELECT * EXCLUDE (run_id, checked_at) FROM reconciliation_runs "
+    "SELECT * EXCLUDE (run_id, checked_at, reconciled_from) FROM reconciliation_runs "
     "ORDER BY checked_at DESC LIMIT 1",
 )
 CARRY = "SELECT mode, reason FROM reconciliation_carry"

@@ -43,7 +43,10 @@ DERIVED_QUERIES = {
     "WHERE account = ? ORDER BY ALL",
     "daily_balance": "SELECT * EXCLUDE (run_id) FROM daily_balance WHERE account = ? ORDER BY ALL",
     "ledger_enriched": "SELECT * FROM ledger_enriched WHERE account = ? ORDER BY chain_position",
-    "reconciliation_runs": "SELECT * EXCLUDE (run_id, checked_at) FROM reconciliation_runs "
+    # reconciled_from says how far back a pass went: the one figure a full and an incremental
+    # pass of the same data give differently, by design.
+    "reconciliation_runs": "SELECT * EXCLUDE (run_id, checked_at, reconciled_from) "
+    "FROM reconciliation_runs "
     "WHERE account = ? AND run_id = ?",
 }
 
