@@ -53,24 +53,34 @@ def land_snapshots(
     """Every snapshot of a step (all kinds, all accounts) in ONE transaction
     (pipelines/warehouse/one_commit.py); per (table, account): stored, unchanged, or why it was
     left out of the commit."""
+    latest: dict[tuple[str, str], str] = {}
+
+    def read_latest(con: duckdb.DuckDBPyConnection) -> None:
+        """Every account's latest hash of every kind, one query per kind, inside the
+        transaction (a query per account and kind scanned the table 2,000 times for 500)."""
+        latest.clear()
+        for table in sorted({s.table for s in snapshots}):
+            accounts = sorted({s.account for s in snapshots if s.table == table})
+            for account, content_hash in con.execute(
+                f"SELECT account, arg_max(content_hash, fetched_at) FROM {table} "
+                "WHERE account IN (SELECT unnest(?::VARCHAR[])) GROUP BY account",
+                [accounts],
+            ).fetchall():
+                latest[(table, account)] = content_hash
+
+    def store(con: duckdb.DuckDBPyConnection, snapshot: SnapshotLanding) -> bool:
+        if not snapshot.rows:
+            raise ValueError("a snapshot has at least one row")
+        if latest.get((snapshot.table, snapshot.account)) == snapshot.content_hash:
+            return False
+        insert_dicts(con, snapshot.table, snapshot.rows)
+        return True
+
     stored = write_each_in_one_commit(
-        path, lock_timeout_s, snapshots, _store, key=lambda s: (s.table, s.account)
-    )
+        path, lock_timeout_s, snapshots, store, key=lambda s: (s.table, s.account),
+        setup=read_latest,
+    )  # fmt: skip
     return {(str(k[0]), str(k[1])): v for k, v in stored.items()}  # type: ignore[index]
-
-
-def _store(con: duckdb.DuckDBPyConnection, snapshot: SnapshotLanding) -> bool:
-    if not snapshot.rows:
-        raise ValueError("a snapshot has at least one row")
-    latest = con.execute(
-        f"SELECT content_hash FROM {snapshot.table} WHERE account = ? "
-        "ORDER BY fetched_at DESC LIMIT 1",
-        [snapshot.account],
-    ).fetchone()
-    if latest and latest[0] == snapshot.content_hash:
-        return False
-    insert_dicts(con, snapshot.table, snapshot.rows)
-    return True
 
 
 def append(

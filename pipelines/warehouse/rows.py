@@ -8,10 +8,13 @@ table later cannot shift values into the wrong place.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import duckdb
 import polars as pl
+
+from pipelines.warehouse.schema import all_tables
 
 # Rows per INSERT statement: DuckDB's executemany runs one statement per row (5,000 rows of five
 # columns took 5.1 s here; the same in statements of 1,000 rows, 0.34 s).
@@ -25,13 +28,15 @@ def insert_dicts(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict
     if not rows:
         return 0
     names = list(rows[0])
-    types = dict(
-        con.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-            "AND schema_name = current_schema()",
-            [table],
-        ).fetchall()
-    )
+    types = _declared_types(table)
+    if not all(c in types for c in names):  # a table the schema does not declare: ask DuckDB
+        types = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                "AND schema_name = current_schema()",
+                [table],
+            ).fetchall()
+        )
     row_marks = "(" + ", ".join(f"CAST(? AS {types[c]})" for c in names) + ")"
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start : start + ROWS_PER_STATEMENT]
@@ -41,6 +46,16 @@ def insert_dicts(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict
             [row[c] for row in chunk for c in names],
         )
     return len(rows)
+
+
+@cache
+def _declared_types(table: str) -> dict[str, str]:
+    """Each column's SQL type as the schema declares it (pipelines/warehouse/schema.py): the
+    types every warehouse has, read without a catalog query per insert (3 ms each)."""
+    for declared in all_tables():
+        if declared.name == table and declared.kind == "table":
+            return {c.name: c.type for c in declared.columns}
+    return {}
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame) -> int:
