@@ -229,8 +229,9 @@ def build_reconciliation() -> AssetsDefinition:
                 asset_key=AssetKey(output),
                 metadata={**own, **totals, **row_count(whole.get(output, 0))},
             )
+        verdicts = {r.account: {c.name: c for c in account_checks(r)} for r in results}
         for name in CHECKS:
-            yield _check(name, results, failed, list(others.values()))
+            yield _check(name, results, verdicts, failed, list(others.values()))
 
     return reconciliation
 
@@ -238,6 +239,7 @@ def build_reconciliation() -> AssetsDefinition:
 def _check(
     name: str,
     results: list[ReconciliationResult],
+    verdicts: dict[str, dict[str, CheckRecord]],
     failed: list[AccountFailure],
     others: list[OpenFindings],
 ) -> AssetCheckResult:
@@ -248,7 +250,7 @@ def _check(
     records: list[dict[str, Any]] = []
     lines: list[str] = []
     for result in results:
-        check = next(c for c in account_checks(result) if c.name == name)
+        check = verdicts[result.account][name]
         records.append({"account": result.account, "passed": check.passed, **check.metadata()})
         if not check.passed:
             lines.append(f"{result.account}: {check.message or 'failed'}")
