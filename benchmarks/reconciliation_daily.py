@@ -48,7 +48,9 @@ DIGESTS = {
     "daily_balance": "SELECT * EXCLUDE (run_id) FROM daily_balance",
     "ledger_chain": "SELECT * FROM ledger_chain",
     "ambiguous_tie_days": "SELECT * FROM ambiguous_tie_days",
-    "reconciliation_runs": "SELECT * EXCLUDE (run_id, checked_at) FROM reconciliation_runs",
+    # reconciled_from says how far back a pass went: a full and an incremental pass differ there.
+    "reconciliation_runs": "SELECT * EXCLUDE (run_id, checked_at, reconciled_from) "
+    "FROM reconciliation_runs",
 }
 
 
