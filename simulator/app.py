@@ -23,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from simulator.faults import Fault
 from simulator.keys import ApiKey
+from simulator.openapi import openapi_document
 from simulator.problems import problem, too_many_requests
 from simulator.ranges import QueryError, parse_ledger_query
 from simulator.traffic import NO_RESPONSE
@@ -263,6 +264,7 @@ def _loopback(host: str) -> bool:
 
 def build_app(sim: Simulator) -> Starlette:
     scenario = sim.scenario
+    openapi_bytes = dumps(openapi_document(scenario))
     names = scenario.range_params
     range_format = scenario.range_format
 
@@ -286,7 +288,7 @@ def build_app(sim: Simulator) -> Starlette:
         return handler
 
     def openapi(call: Call) -> bytes:
-        return sim.openapi_bytes
+        return openapi_bytes
 
     def route(path: str, handler: Handler, faulty: bool = True) -> Route:
         # The API proper is faulted and rate-limited; /openapi.json neither (it needs no key).

@@ -38,7 +38,7 @@ from simulator.subscription import SimulatedSubscription
 from simulator.timefmt import MS_PER_DAY, dt_to_ms, ms_to_dt, to_utc
 from simulator.traffic import Traffic
 from simulator.truth import BreakdownMismatch, GroundTruth, served_entries, served_movements
-from simulator.wire import dumps, entry_encoder, envelope_extra, page_bytes
+from simulator.wire import entry_encoder, envelope_extra, page_bytes
 
 
 def _never_top_up(day: int) -> int:
@@ -131,11 +131,6 @@ class Simulator:
         self._drift_rng = random.Random(f"{seed}/page-drift")
         self.clock = Clock(ms_to_dt(initial_ms), on_change=self._on_clock)
         self._ensure(initial_ms)
-        from simulator.app import build_app
-        from simulator.openapi import openapi_document
-
-        self.openapi_bytes = dumps(openapi_document(scenario))
-        self.app = build_app(self)
 
     # keys -------------------------------------------------------------------------------
 

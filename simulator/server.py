@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from simulator.app import ABORT_EXTENSION
+from simulator.app import ABORT_EXTENSION, build_app
 from simulator.core import Simulator
 from simulator.network import NetworkSpec
 
@@ -41,7 +41,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 def make_server(sim: Simulator, log_level: str = "warning") -> uvicorn.Server:
     config = uvicorn.Config(
-        sim.app,
+        build_app(sim),
         http=AbortableHttpToolsProtocol,
         lifespan="off",
         access_log=False,
