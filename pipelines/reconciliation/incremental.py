@@ -108,6 +108,9 @@ class KeptChain:
     continuity: pl.DataFrame
     ambiguous: int
     first: pl.DataFrame  # the chain's first entry
+    # The kept chain's rows of the breakdown period before `since`, read for every account at
+    # once, with the range they were read for (``with_kept_debits``); None: read per account.
+    debit_rows: tuple[datetime, datetime, pl.DataFrame] | None = None
 
 
 def plan_facts(source: Reader, accounts: Sequence[str]) -> dict[str, PlanFacts]:
@@ -372,7 +375,7 @@ def _carried(
         carry=ChainCarry(last=last, entries=counts[0], closes_alone=True),
         continuity=conform_breaks(kept.continuity),
         ambiguous=kept.ambiguous,
-        debits=_kept_debits(source, account, since, context.breakdown, rules),
+        debits=_kept_debits(source, account, kept, context.breakdown, rules),
         opening=replace(outcome, breaks=placed(outcome.breaks)),
     )
 
@@ -380,17 +383,58 @@ def _carried(
 def _kept_debits(
     source: Reader,
     account: str,
-    since: datetime,
+    kept: KeptChain,
     reported: ReportedBreakdown | str,
     rules: EntryTypeRules,
 ) -> dict[ItemKey, int]:
     """The breakdown period's debits before `since`, from the kept chain (only the period's
-    days are read, never the history)."""
+    days are read, never the history): from the rows read for every account when they were
+    read for this very range, else read here."""
+    since = kept.since
     if not isinstance(reported, ReportedBreakdown) or reported.start >= since:
         return {}
-    kept = source.read(
-        "SELECT entry_type, created_at, agent_id, campaign_id, channel, signed_amount "
-        "FROM ledger_chain WHERE account = ? AND created_at >= ? AND created_at < ?",
-        [account, reported.start, min(reported.end, since)],
+    wanted = (reported.start, min(reported.end, since))
+    if kept.debit_rows is not None and kept.debit_rows[:2] == wanted:
+        rows = kept.debit_rows[2]
+    else:
+        rows = source.read(
+            f"SELECT {_DEBIT_COLUMNS} FROM ledger_chain "
+            "WHERE account = ? AND created_at >= ? AND created_at < ?",
+            [account, *wanted],
+        )
+    return ledger_debits(rows, reported.start, reported.end, rules)
+
+
+_DEBIT_COLUMNS = "entry_type, created_at, agent_id, campaign_id, channel, signed_amount"
+
+
+def with_kept_debits(
+    source: Reader, facts: dict[str, PlanFacts], periods: dict[str, tuple[datetime, datetime]]
+) -> dict[str, PlanFacts]:
+    """``facts`` with each kept chain's breakdown-period rows, read for every account at once
+    (one query; a query per account was a quarter of a 500-company reconciliation)."""
+    ranges = {
+        a: (start, min(end, f.kept.since))
+        for a, f in facts.items()
+        if f.kept is not None and a in periods
+        for start, end in [periods[a]]
+        if start < f.kept.since
+    }
+    if not ranges:
+        return facts
+    names = list(ranges)
+    rows = source.read(
+        f"SELECT account, {_DEBIT_COLUMNS} FROM ledger_chain AS c WHERE EXISTS (SELECT 1 FROM "
+        "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS first, "
+        "unnest(?::TIMESTAMPTZ[]) AS stop) AS r WHERE r.account = c.account "
+        "AND c.created_at >= r.first AND c.created_at < r.stop)",
+        [names, [ranges[a][0] for a in names], [ranges[a][1] for a in names]],
     )
-    return ledger_debits(kept, reported.start, reported.end, rules)
+    part = _split(rows)
+    out = dict(facts)
+    for a in names:
+        kept = facts[a].kept
+        assert kept is not None
+        debit_rows = (*ranges[a], part(a).drop("account"))
+        out[a] = replace(facts[a], kept=replace(kept, debit_rows=debit_rows))
+    return out

@@ -39,6 +39,7 @@ from pipelines.reconciliation.incremental import (
     fingerprint,
     plan_facts,
     plan_pass,
+    with_kept_debits,
 )
 from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
 from pipelines.reconciliation.result import (
@@ -174,8 +175,9 @@ class SharedReads:
     @classmethod
     def read(cls, source: AccountReplacement, accounts: Sequence[str]) -> SharedReads:
         checked_at = datetime.now(UTC)
-        facts = plan_facts(source, accounts)
-        return cls(checked_at, ContextReads.read(source, accounts), facts, _tails(source, facts))
+        contexts = ContextReads.read(source, accounts)
+        facts = with_kept_debits(source, plan_facts(source, accounts), _periods(contexts, accounts))
+        return cls(checked_at, contexts, facts, _tails(source, facts))
 
     def days(
         self, source: AccountReplacement, account: str, since: datetime | None
@@ -201,6 +203,22 @@ class SharedReads:
         kept = self.facts[account].kept
         assert kept is not None  # a tail is read only at a boundary
         return kept.since
+
+
+def _periods(
+    contexts: ContextReads, accounts: Sequence[str]
+) -> dict[str, tuple[datetime, datetime]]:
+    """Each account's breakdown period, where its snapshot reads as one; an account whose does
+    not is left to its own pass, which says why in its own line."""
+    periods = {}
+    for account in accounts:
+        try:
+            reported = contexts.context(account).breakdown
+        except Exception:  # its own pass raises it again, as that account's failure alone
+            continue
+        if isinstance(reported, ReportedBreakdown):
+            periods[account] = (reported.start, reported.end)
+    return periods
 
 
 # What the tails of one run may hold at once: the same bound as one slice.
