@@ -76,7 +76,7 @@ from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.snapshots.registry import TABLES as SNAPSHOT_TABLES
 from pipelines.warehouse.finding_read import OpenFindings, open_findings
-from pipelines.warehouse.row_counts import account_rows, table_rows
+from pipelines.warehouse.row_counts import account_rows
 from pipelines.warehouse.writer import StagedDerived, Warehouse
 from transforms.cross_checks import CheckOutcome
 
@@ -200,7 +200,7 @@ def build_reconciliation() -> AssetsDefinition:
             results = [result for _, result in at_least_one(outcomes, per_account=per_account)]
             wh.publish_analyst_copy()
             names = [r.account for r in results]
-            whole = table_rows(wh.path, OUTPUTS, lock_timeout_s=wh.lock_timeout_s)
+
             others = open_findings(
                 wh.path, platform_api.settings().unselected, lock_timeout_s=wh.lock_timeout_s
             )
@@ -227,7 +227,7 @@ def build_reconciliation() -> AssetsDefinition:
             )  # fmt: skip
             yield MaterializeResult(
                 asset_key=AssetKey(output),
-                metadata={**own, **totals, **row_count(whole.get(output, 0))},
+                metadata={**own, **totals, **row_count(sum(by_account.get(output, {}).values()))},
             )
         verdicts = {r.account: {c.name: c for c in account_checks(r)} for r in results}
         for name in CHECKS:

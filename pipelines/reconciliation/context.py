@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date
 from decimal import Decimal
@@ -10,24 +10,8 @@ from decimal import Decimal
 import polars as pl
 
 from pipelines.reconciliation.findings import Acknowledgements, read_acknowledgements
-from pipelines.reconciliation.slices import Reader
+from pipelines.reconciliation.slices import Reader, by_account
 from transforms.cross_checks import ReportedBreakdown, read_breakdown, read_summary
-
-
-@dataclass(frozen=True)
-class _Partitioned:
-    """One frame's rows per account; an account without any gets the frame's empty shape."""
-
-    frames: dict[str, pl.DataFrame]
-    empty: pl.DataFrame
-
-    def get(self, account: str) -> pl.DataFrame:
-        return self.frames.get(account, self.empty)
-
-
-def _by_account(frame: pl.DataFrame) -> _Partitioned:
-    parts = frame.partition_by("account", as_dict=True, maintain_order=True)
-    return _Partitioned({str(key[0]): part for key, part in parts.items()}, frame.clear())
 
 
 @dataclass(frozen=True)
@@ -59,38 +43,40 @@ class ContextReads:
     landed, and are not parsed again here.
     """
 
-    subscriptions: _Partitioned
-    campaigns: _Partitioned
-    summaries: _Partitioned
-    histories: _Partitioned
-    breakdowns: _Partitioned
+    subscriptions: Callable[[str], pl.DataFrame]
+    campaigns: Callable[[str], pl.DataFrame]
+    summaries: Callable[[str], pl.DataFrame]
+    histories: Callable[[str], pl.DataFrame]
+    breakdowns: Callable[[str], pl.DataFrame]
     acknowledgements: dict[str, Acknowledgements]
+    # Each account's Context once built: the run's shared reads and its own pass both ask.
+    _built: dict[str, Context] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def read(cls, source: Reader, accounts: Sequence[str]) -> ContextReads:
         names = [list(accounts)]
         among = "account IN (SELECT unnest(?::VARCHAR[]))"
         return cls(
-            subscriptions=_by_account(source.read(
+            subscriptions=by_account(source.read(
                 f"SELECT account, fetched_at, plan, status FROM subscription_snapshots "
                 f"WHERE {among} AND shape_ok",
                 names,
             )),
-            campaigns=_by_account(source.read(
+            campaigns=by_account(source.read(
                 f"SELECT account, campaign_id, name FROM campaigns_current WHERE {among}", names
             )),
-            summaries=_by_account(source.read(
+            summaries=by_account(source.read(
                 "SELECT account, balance, shape_ok, fetched_at FROM consumption_snapshots "
                 f"WHERE {among} QUALIFY row_number() OVER "
                 "(PARTITION BY account ORDER BY fetched_at DESC) = 1",
                 names,
             )),
-            histories=_by_account(source.read(
+            histories=by_account(source.read(
                 f"SELECT account, first_day FROM ledger_history WHERE {among} QUALIFY "
                 "row_number() OVER (PARTITION BY account ORDER BY discovered_at DESC) = 1",
                 names,
             )),
-            breakdowns=_by_account(source.read(
+            breakdowns=by_account(source.read(
                 "SELECT account, period_start, period_end, item_index, agent_id, campaign_id, "
                 f"channel, credits, shape_ok FROM breakdown_snapshots WHERE {among} "
                 "QUALIFY fetched_at = max(fetched_at) OVER (PARTITION BY account) "
@@ -101,12 +87,17 @@ class ContextReads:
         )  # fmt: skip
 
     def context(self, account: str) -> Context:
-        summary = self.summaries.get(account).drop("account")
-        history = self.histories.get(account)
-        breakdown = self.breakdowns.get(account).drop("account")
+        if account not in self._built:
+            self._built[account] = self._parse(account)
+        return self._built[account]
+
+    def _parse(self, account: str) -> Context:
+        summary = self.summaries(account).drop("account")
+        history = self.histories(account)
+        breakdown = self.breakdowns(account).drop("account")
         return Context(
-            subscriptions=self.subscriptions.get(account),
-            campaigns=self.campaigns.get(account),
+            subscriptions=self.subscriptions(account),
+            campaigns=self.campaigns(account),
             summary=read_summary(summary.to_dicts()),
             breakdown=read_breakdown(breakdown.to_dicts()),
             summary_day=(

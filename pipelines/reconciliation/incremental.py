@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -28,7 +28,13 @@ import polars as pl
 
 from pipelines.reconciliation.chain_carry import ChainCarry
 from pipelines.reconciliation.context import Context
-from pipelines.reconciliation.slices import LEDGER_COLUMNS, LedgerDay, Reader, ledger_days_of
+from pipelines.reconciliation.slices import (
+    LEDGER_COLUMNS,
+    LedgerDay,
+    Reader,
+    by_account,
+    ledger_days_of,
+)
 from transforms.breaks import BREAKS_SCHEMA, conform_breaks, placed
 from transforms.cross_checks import CheckOutcome, ItemKey, ReportedBreakdown, ledger_debits
 from transforms.entry_type import EntryTypeRules
@@ -231,7 +237,7 @@ def _kept_chains(source: Reader, since: dict[str, datetime]) -> dict[str, KeptCh
         [names],
     )
     parts = {
-        name: _split(frame)
+        name: by_account(frame)
         for name, frame in (("chained", chained), ("last", last), ("continuity", continuity),
                             ("first", first))
     }  # fmt: skip
@@ -248,16 +254,6 @@ def _kept_chains(source: Reader, since: dict[str, datetime]) -> dict[str, KeptCh
         )
         for a in names
     }
-
-
-def _split(frame: pl.DataFrame) -> Callable[[str], pl.DataFrame]:
-    """One account's rows of a frame read for many (the frame's empty shape when none)."""
-    parts = {
-        str(key[0]): part
-        for key, part in frame.partition_by("account", as_dict=True, maintain_order=True).items()
-    }
-    empty = frame.clear()
-    return lambda account: parts.get(account, empty)
 
 
 def fingerprint(
@@ -430,7 +426,7 @@ def with_kept_debits(
         "AND c.created_at >= r.first AND c.created_at < r.stop)",
         [names, [ranges[a][0] for a in names], [ranges[a][1] for a in names]],
     )
-    part = _split(rows)
+    part = by_account(rows)
     out = dict(facts)
     for a in names:
         kept = facts[a].kept

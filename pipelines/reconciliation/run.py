@@ -52,6 +52,7 @@ from pipelines.reconciliation.slices import (
     SLICE_ENTRIES,
     LedgerDay,
     LedgerSlice,
+    by_account,
     ledger_days,
     plan_slices,
     read_slice,
@@ -242,11 +243,8 @@ def _tails(source: AccountReplacement, facts: Mapping[str, PlanFacts]) -> dict[s
         "WHERE s.account = e.account AND e.created_at >= s.since)",
         [names, [since[a] for a in names]],
     )
-    parts = {
-        str(key[0]): part
-        for key, part in tails.partition_by("account", as_dict=True, maintain_order=True).items()
-    }
-    return {a: parts.get(a, tails.clear()) for a in names}
+    part = by_account(tails)
+    return {a: part(a) for a in names}
 
 
 def commit_staged(

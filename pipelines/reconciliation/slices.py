@@ -11,7 +11,7 @@ on created_at.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Protocol
@@ -123,6 +123,17 @@ def ledger_days_of(
     for account, d, n, c in source.read(DAYS_SQL, [names, starts]).iter_rows():
         found[account].append(LedgerDay(d, n, c))
     return found
+
+
+def by_account(frame: pl.DataFrame) -> Callable[[str], pl.DataFrame]:
+    """One account's rows of a frame read for many (the frame's empty shape when it has none):
+    what every read shared by a run's accounts hands each account's pass."""
+    parts = {
+        str(key[0]): part
+        for key, part in frame.partition_by("account", as_dict=True, maintain_order=True).items()
+    }
+    empty = frame.clear()
+    return lambda account: parts.get(account, empty)
 
 
 def read_slice(

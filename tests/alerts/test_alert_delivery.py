@@ -20,7 +20,7 @@ from pipelines.alerts.observe import credits
 from pipelines.config.alert_rules import Alerting
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
-from tests.alerts.helpers import above, balance
+from tests.alerts.helpers import CHANNELS, above, balance
 from tests.alerts.receivers import Received
 from tests.pipeline.helpers import cli, cli_in_process, table
 
@@ -32,19 +32,7 @@ def _write(
     env: dict[str, str], threshold: int | None = None, channels: str = '"hook", "chat", "mail"'
 ) -> None:
     threshold = above(env) if threshold is None else threshold
-    Path(env["CREDITLENS_CONFIG"]).write_text(f"""
-[[channels]]
-name = "hook"
-url_env = "HOOK_URL"
-
-[[channels]]
-name = "chat"
-url_env = "CHAT_URL"
-
-[[channels]]
-name = "mail"
-url_env = "MAIL_URL"
-
+    Path(env["CREDITLENS_CONFIG"]).write_text(f"""{CHANNELS}
 [[alerts]]
 name = "low-balance"
 kind = "balance_below"
