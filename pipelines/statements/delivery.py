@@ -26,8 +26,7 @@ from pipelines.alerts.delivery import Attachment, Delivery, deliver
 from pipelines.config.alerting import alerting, statement_delivery
 from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
-from pipelines.statements.closed import ClosedStatement, Restatement
-from pipelines.statements.stored import Loaded, Loader, stored_loader
+from pipelines.statements.close import ClosedStatement, Loaded, Loader, Restatement, stored_loader
 from pipelines.warehouse.alert_store import Claimed, outbox_row
 from pipelines.warehouse.writer import Warehouse
 

@@ -22,7 +22,7 @@ from dashboards.pages.statement import statement_csv as site_statement_csv
 from dashboards.paths import account_folder
 from dashboards.paths import statement as site_statement_path
 from pipelines.runtime.visible_text import visible_text
-from pipelines.statements.closed import ClosedStatement, Restatement
+from pipelines.statements.close import ClosedStatement, Restatement
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS
 
 CONSOLIDATED_COLUMNS = ("account", "month", "version", *STATEMENT_MONEY_COLUMNS, "entries")

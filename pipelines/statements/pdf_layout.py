@@ -20,7 +20,7 @@ from dashboards.display_text import display_text
 from dashboards.model import STATEMENT_LINES
 from dashboards.money import exact_money_text
 from pipelines.runtime.visible_text import visible_text
-from pipelines.statements.closed import ClosedStatement, Restatement
+from pipelines.statements.close import ClosedStatement, Restatement
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 FONT = "Helvetica"

@@ -250,7 +250,7 @@ class StatementStore:
 
 
 @contextmanager
-def closing(path: Path, lock_timeout_s: float) -> Iterator[StatementStore]:
+def open_statements(path: Path, lock_timeout_s: float) -> Iterator[StatementStore]:
     """A close check's reads and writes, all or nothing."""
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
         yield StatementStore(con)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
-from pipelines.statements.closed import (
+from pipelines.statements.close import (
     ClosedStatement,
     DimensionTotal,
     LineChange,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.statements.closing import last_day
+from pipelines.statements.close import last_day
 from pipelines.warehouse import publish
 from tests.alerts.receivers import receivers
 from tests.conftest import Simulated

@@ -13,8 +13,7 @@ import pytest
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.config.settings import Settings
-from pipelines.statements.close import check_closes
-from pipelines.statements.closing import last_day
+from pipelines.statements.close import check_closes, last_day
 from tests.pipeline.helpers import cli, cli_in_process, table
 from tests.statements.conftest import Copy
 

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from pipelines.statements.closing import (
+from pipelines.statements.close import (
     EARLIER,
     HIDDEN,
     RECONCILED,

@@ -20,8 +20,7 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
 from pipelines.statements import documents as docs
-from pipelines.statements.close import check_closes
-from pipelines.statements.closed import ClosedStatement, Restatement
+from pipelines.statements.close import ClosedStatement, Restatement, check_closes
 from pipelines.statements.delivery import message_rows, queued_lines, send_pending
 from pipelines.warehouse.alert_store import enqueue
 from tests.alerts.receivers import Received, receivers
