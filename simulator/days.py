@@ -11,7 +11,7 @@ import random
 from bisect import bisect
 from itertools import accumulate
 
-from simulator.profile import CompanyProfile, _rng
+from simulator.profile import CompanyProfile, seeded_rng
 from simulator.scenario import CompanySpec
 from simulator.timefmt import MS_PER_DAY, day_from_number
 
@@ -96,7 +96,7 @@ def _times(rng: random.Random, n: int, tie_rate: float) -> list[int]:
 
 
 def day_rng(seed: int, company: str, day_num: int) -> random.Random:
-    return _rng(seed, company, day_from_number(day_num).isoformat())
+    return seeded_rng(seed, company, day_from_number(day_num).isoformat())
 
 
 def plan_day(

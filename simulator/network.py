@@ -124,7 +124,7 @@ class Network:
             limiter = RateLimiter(spec.rate_limit_per_s, burst, self._clock)
         with self._lock:
             self.spec = spec
-            self._rng = random.Random(f"{self._seed}/network-latency")
+            self.seeded_rng = random.Random(f"{self._seed}/network-latency")
             self.limiter = limiter
             # Read without the lock on every request: False keeps the loopback path sleep-free.
             self.has_latency = spec.latency_ms + spec.jitter_ms > 0
@@ -136,7 +136,7 @@ class Network:
             return 0.0
         with self._lock:
             mean, jitter = self.spec.latency_ms, self.spec.jitter_ms
-            drawn = mean + jitter * (2 * self._rng.random() - 1) if jitter else mean
+            drawn = mean + jitter * (2 * self.seeded_rng.random() - 1) if jitter else mean
         return max(0.0, drawn) / 1000
 
     def admit(self, key: str) -> Admission | None:

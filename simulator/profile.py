@@ -57,7 +57,7 @@ class CompanyProfile:
     conversation_cum: tuple[float, ...]
 
 
-def _rng(seed: int, *parts: str) -> random.Random:
+def seeded_rng(seed: int, *parts: str) -> random.Random:
     digest = hashlib.sha256("/".join([str(seed), *parts]).encode()).digest()
     return random.Random(int.from_bytes(digest[:16], "big"))
 
@@ -74,7 +74,7 @@ def _ids(rng: random.Random, prefix: str, count: int) -> list[str]:
 
 
 def build_profile(seed: int, spec: CompanySpec) -> CompanyProfile:
-    rng = _rng(seed, spec.name, "profile")
+    rng = seeded_rng(seed, spec.name, "profile")
     agents = _ids(rng, "agt", spec.agents)
     count = len(spec.campaign_names) if spec.campaign_names else spec.campaigns
     campaign_ids = _ids(rng, "cmp", count)

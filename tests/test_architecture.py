@@ -260,3 +260,55 @@ def test_the_architecture_page_quotes_the_contracts() -> None:
         "docs/architecture.md no longer quotes pyproject.toml's contracts: replace its block "
         f"between the two markers with\n{quoted}"
     )
+
+
+def private_imports(source: str, ours: tuple[str, ...] = (*PACKAGES, "benchmarks")) -> list[str]:
+    """Each ``from ours.module import _name`` and ``ours_module._name`` of one module's source:
+    a private name is its module's own, and a second module leaning on it is a hidden contract."""
+    import ast
+
+    tree = ast.parse(source)
+    found: list[str] = []
+    modules: set[str] = set()  # local names bound to one of our modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ours:
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"from {node.module} import {alias.name}")
+                else:
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in ours:
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.value.id[:1].islower()  # a module, not a class imported from one
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}: {line}"
+        for room in SIZED_ROOMS
+        for path in sorted((ROOT / room).rglob("*.py"))
+        for line in private_imports(path.read_text())
+    ]
+    assert not offenders, "a private name used outside its module (make it public):\n" + "\n".join(
+        offenders
+    )
+
+
+def test_a_private_import_is_found() -> None:
+    sample = "from pipelines.config.values import _hidden\nimport pipelines.x as px\npx._y\n"
+    assert private_imports(sample) == [
+        "from pipelines.config.values import _hidden",
+        "px._y",
+    ]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +38,7 @@ from pipelines.api.options import ApiOptions
 from pipelines.config.account import AccountSettings
 from pipelines.config.alert_rules import ALERT_TABLES, read_alerting
 from pipelines.config.statement_delivery import STATEMENTS, read_statement_delivery
+from pipelines.config.toml_file import config_error, file_label, read_document
 
 CONFIG_ENV = "CREDITLENS_CONFIG"
 DEFAULT_CONFIG = "creditlens.toml"
@@ -64,7 +64,6 @@ BY_VARIABLE = {
 # A field named like one of these is where someone put a key: refused as such, value unseen.
 SECRET_WORDS = ("key", "token", "secret", "passw", "credential", "bearer", "auth")
 _WORD_BREAK = re.compile(r"[^A-Za-z0-9]+")
-_SYNTAX = re.compile(r"^(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
 
 
 def find_config(env: Mapping[str, str], cwd: Path) -> Path | None:
@@ -89,8 +88,8 @@ def with_accounts_file(
     path = find_config(env, cwd)
     if path is None:
         return settings
-    label = _label(path, cwd)
-    document = _document(path, label)
+    label = file_label(path, cwd)
+    document = read_document(path, label)
     if ACCOUNTS not in document and any(t in document for t in (*ALERT_TABLES, STATEMENTS)):
         # Rules for the environment's one account: its check names stay plain (docs/alerts.md).
         found = read_alerting(document, label, [a.name for a in settings.accounts])
@@ -107,14 +106,14 @@ def read_accounts(
 ) -> tuple[AccountSettings, ...]:
     """The accounts listed in ``path``, each over ``[defaults]`` over the per-account variables
     of ``env``; ``cwd`` only shortens the file's name in messages."""
-    label = _label(path, cwd)
-    document = _document(path, label)
+    label = file_label(path, cwd)
+    document = read_document(path, label)
     for key in document:
         if key not in (DEFAULTS, ACCOUNTS, *ALERT_TABLES, STATEMENTS):
-            raise _fail(label, _top_level_problem(key, installation))
+            raise config_error(label, _top_level_problem(key, installation))
     defaults = document.get(DEFAULTS, {})
     if not isinstance(defaults, dict):
-        raise _fail(label, DEFAULTS, f"must be a table, written [{DEFAULTS}]")
+        raise config_error(label, DEFAULTS, f"must be a table, written [{DEFAULTS}]")
     tables = _account_tables(document.get(ACCOUNTS), label)
 
     inherited = values_from_env(AccountSettings, env)
@@ -130,14 +129,14 @@ def read_accounts(
         name = table.get("name")
         if not isinstance(name, str) or not name.strip():
             problem = "missing" if name is None else "must be a non-empty string"
-            raise _fail(
+            raise config_error(
                 label,
                 f"{ACCOUNTS}[{index}]",
                 f'name: {problem}: each account names itself, e.g. name = "acme"',
             )
         if _looks_like_key(name):
             # The name is in every line about the account and on every row: never a key.
-            raise _fail(
+            raise config_error(
                 label,
                 f"{ACCOUNTS}[{index}]",
                 "name: looks like a key: refused, value not shown; name the company instead",
@@ -145,7 +144,7 @@ def read_accounts(
         where = f"account {json.dumps(name, ensure_ascii=False)}"
         _check_fields(table, label, where, installation, in_defaults=False)
         if name in seen:
-            raise _fail(
+            raise config_error(
                 label,
                 where,
                 f"listed twice ({ACCOUNTS}[{seen[name]}] and {ACCOUNTS}[{index}]): account "
@@ -156,50 +155,23 @@ def read_accounts(
     return tuple(accounts)
 
 
-def _fail(label: str, *parts: str) -> ConfigurationError:
-    """The one line: a quoted key or name holding a line break must not make it two."""
-    return ConfigurationError(" ".join(": ".join((label, *parts)).split()))
-
-
-def _label(path: Path, cwd: Path | None) -> str:
-    if cwd is not None and path.is_relative_to(cwd):
-        return str(path.relative_to(cwd))
-    return str(path)
-
-
-def _document(path: Path, label: str) -> dict[str, Any]:
-    try:
-        with path.open("rb") as file:
-            return tomllib.load(file)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib's messages quote at most a key or one character, never a value.
-        problem = str(exc)
-        if found := _SYNTAX.match(problem):
-            problem = f"line {found['line']}, column {found['column']}: {found['what']}"
-        raise _fail(label, problem) from None
-    except UnicodeDecodeError:
-        raise _fail(label, "not UTF-8 text") from None
-    except OSError as exc:
-        raise _fail(label, f"cannot be read: {exc.strerror or type(exc).__name__}") from None
-
-
 def _account_tables(value: Any, label: str) -> list[dict[str, Any]]:
     if value is None or value == []:
-        raise _fail(
+        raise config_error(
             label, f"no accounts: list each company as [[{ACCOUNTS}]] with its name and api_key_env"
         )
     if isinstance(value, dict):
-        raise _fail(
+        raise config_error(
             label,
             ACCOUNTS,
             f"a table where the list of accounts should be: write each account as [[{ACCOUNTS}]] "
             "(two brackets) with its name inside",
         )
     if not isinstance(value, list):
-        raise _fail(label, ACCOUNTS, f"must be a list of [[{ACCOUNTS}]] tables")
+        raise config_error(label, ACCOUNTS, f"must be a list of [[{ACCOUNTS}]] tables")
     for index, table in enumerate(value):
         if not isinstance(table, dict):
-            raise _fail(
+            raise config_error(
                 label,
                 f"{ACCOUNTS}[{index}]",
                 f"not a table: write each account as [[{ACCOUNTS}]] followed by its fields",
@@ -277,7 +249,7 @@ def _check_fields(
             problem = _secret_refusal(key)
         else:
             problem = f"{key}: {_unknown(key, sorted(FIELDS), 'field')}"
-        raise _fail(label, where, problem)
+        raise config_error(label, where, problem)
 
 
 def _merged(base: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
@@ -295,7 +267,7 @@ def _validated(values: dict[str, Any], label: str, where: str) -> AccountSetting
     try:
         return AccountSettings.model_validate(values)
     except ValidationError as exc:
-        raise _fail(label, where, _describe(exc)) from None
+        raise config_error(label, where, _describe(exc)) from None
 
 
 def _describe(exc: ValidationError) -> str:

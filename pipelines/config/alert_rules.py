@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pipelines.api.errors import ConfigurationError
+from pipelines.config.toml_file import config_error
 
 CHANNELS = "channels"
 ALERTS = "alerts"
@@ -92,23 +92,19 @@ class Alerting:
     channels: Mapping[str, Channel] = field(default_factory=dict)
 
 
-def _fail(label: str, *parts: str) -> ConfigurationError:
-    return ConfigurationError(" ".join(": ".join((label, *parts)).split()))
-
-
 def _tables(document: Mapping[str, Any], key: str, label: str) -> list[dict[str, Any]]:
     value = document.get(key, [])
     if isinstance(value, dict):
-        raise _fail(label, key, f"write each as [[{key}]] (two brackets)")
+        raise config_error(label, key, f"write each as [[{key}]] (two brackets)")
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
-        raise _fail(label, key, f"must be a list of [[{key}]] tables")
+        raise config_error(label, key, f"must be a list of [[{key}]] tables")
     return value
 
 
 def _text(value: Any, label: str, where: str, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         problem = "missing" if value is None else "must be a non-empty string"
-        raise _fail(label, where, f"{name}: {problem}")
+        raise config_error(label, where, f"{name}: {problem}")
     return value.strip()
 
 
@@ -127,23 +123,23 @@ def read_alerting(
                 hint = (
                     " (the URL stays in the environment: name its variable)" if key == "url" else ""
                 )
-                raise _fail(label, where, f"{key}: unknown field{hint}")
+                raise config_error(label, where, f"{key}: unknown field{hint}")
         url_env = table.get("url_env")
         if not isinstance(url_env, str) or not _ENV_NAME.fullmatch(url_env):
             problem = "missing" if url_env is None else "must be a variable's NAME in upper case"
-            raise _fail(
+            raise config_error(
                 label,
                 where,
                 f'url_env: {problem}, e.g. url_env = "OPS_ALERTS_URL" (value not shown)',
             )
         if name in channels:
-            raise _fail(label, where, "listed twice: channel names must be distinct")
+            raise config_error(label, where, "listed twice: channel names must be distinct")
         channels[name] = Channel(name, url_env)
     rules: list[Rule] = []
     for index, table in enumerate(_tables(document, ALERTS, label)):
         rule = _rule(table, label, f"{ALERTS}[{index}]", channels, accounts)
         if any(r.name == rule.name for r in rules):
-            raise _fail(
+            raise config_error(
                 label, f"alert {json.dumps(rule.name)}", "listed twice: names must be distinct"
             )
         rules.append(rule)
@@ -160,51 +156,51 @@ def _rule(
     name = _text(table.get("name"), label, position, "name")
     where = f"alert {json.dumps(name)}"
     if not _RULE_NAME.fullmatch(name):
-        raise _fail(label, where, "name: letters, digits, '-', '_' or '.' only")
+        raise config_error(label, where, "name: letters, digits, '-', '_' or '.' only")
     kind = table.get("kind")
     if kind not in KINDS:
         problem = "missing" if kind is None else "unknown kind"
-        raise _fail(label, where, f"kind: {problem}: one of {', '.join(KINDS)}")
+        raise config_error(label, where, f"kind: {problem}: one of {', '.join(KINDS)}")
     allowed, required = KIND_FIELDS[kind]
     for key in table:
         if key not in COMMON and key not in allowed:
-            raise _fail(label, where, f"{key}: not a field of a {kind} rule")
+            raise config_error(label, where, f"{key}: not a field of a {kind} rule")
     for key in required:
         if key not in table:
-            raise _fail(label, where, f"{key}: missing (a {kind} rule needs it)")
+            raise config_error(label, where, f"{key}: missing (a {kind} rule needs it)")
     values: dict[str, Any] = {"name": name, "kind": kind}
     for key in NUMBERS:
         if key in table:
             values[key] = _number(table[key], label, where, key)
             if key in POSITIVE and values[key] <= 0:
-                raise _fail(label, where, f"{key}: must be more than 0, got {table[key]}")
+                raise config_error(label, where, f"{key}: must be more than 0, got {table[key]}")
     if "recover_margin" in values and values["recover_margin"] >= 1:
-        raise _fail(label, where, "recover_margin: must be below 1 (0.05 is 5%)")
+        raise config_error(label, where, "recover_margin: must be below 1 (0.05 is 5%)")
     if "dimension" in table:
         dimension = table["dimension"]
         if dimension not in DIMENSIONS:
-            raise _fail(label, where, f"dimension: one of {', '.join(DIMENSIONS)}")
+            raise config_error(label, where, f"dimension: one of {', '.join(DIMENSIONS)}")
         values["dimension"] = dimension
     if "value" in table:
         values["value"] = _text(table["value"], label, where, "value")
-    values["channels"] = _names(table, "channels", label, where, channels)
-    values["accounts"] = _names(table, "accounts", label, where, accounts)
+    values["channels"] = listed_names(table, "channels", label, where, channels)
+    values["accounts"] = listed_names(table, "accounts", label, where, accounts)
     return Rule(**values)
 
 
 def _number(value: Any, label: str, where: str, key: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise _fail(label, where, f"{key}: must be a number")
+        raise config_error(label, where, f"{key}: must be a number")
     try:
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise _fail(label, where, f"{key}: must be a number") from None
+        raise config_error(label, where, f"{key}: must be a number") from None
     if not number.is_finite() or number < 0:
-        raise _fail(label, where, f"{key}: must be a number >= 0, got {value}")
+        raise config_error(label, where, f"{key}: must be a number >= 0, got {value}")
     return number
 
 
-def _names(
+def listed_names(
     table: dict[str, Any],
     key: str,
     label: str,
@@ -213,13 +209,13 @@ def _names(
 ) -> tuple[str, ...]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(label, where, f'{key}: must be a list of names, e.g. {key} = ["ops"]')
+        raise config_error(label, where, f'{key}: must be a list of names, e.g. {key} = ["ops"]')
     if known is None:
         return tuple(value)
     unknown = [v for v in value if v not in known]
     if unknown:
         what = "channel" if key == CHANNELS else "account"
-        raise _fail(
+        raise config_error(
             label,
             where,
             f"{key}: no {what} named {', '.join(map(json.dumps, unknown))}; "

@@ -10,10 +10,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipelines.config.accounts_file import _document, _label, find_config
+from pipelines.config.accounts_file import find_config
 from pipelines.config.alert_rules import Alerting, read_alerting
 from pipelines.config.settings import Settings
 from pipelines.config.statement_delivery import StatementDelivery, read_statement_delivery
+from pipelines.config.toml_file import file_label, read_document
 
 
 def alerting(
@@ -25,8 +26,8 @@ def alerting(
     path = settings.config_file or find_config(env, cwd)
     if path is None:
         return Alerting()
-    label = _label(path, cwd)
-    return read_alerting(_document(path, label), label)
+    label = file_label(path, cwd)
+    return read_alerting(read_document(path, label), label)
 
 
 def statement_delivery(
@@ -39,6 +40,6 @@ def statement_delivery(
     path = settings.config_file or find_config(env, cwd)
     if path is None:
         return StatementDelivery()
-    label = _label(path, cwd)
-    document = _document(path, label)
+    label = file_label(path, cwd)
+    document = read_document(path, label)
     return read_statement_delivery(document, label, read_alerting(document, label).channels)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.config.account import AccountSettings
-from pipelines.config.alert_rules import Channel, _fail, _names
+from pipelines.config.alert_rules import Channel, listed_names
+from pipelines.config.toml_file import config_error
 
 STATEMENTS = "statements"
 FIELDS = ("digest", "channels")
@@ -40,22 +41,24 @@ def read_statement_delivery(
     where = f"[{STATEMENTS}]"
     table = document.get(STATEMENTS, {})
     if not isinstance(table, dict):
-        raise _fail(label, STATEMENTS, f"must be a table, written [{STATEMENTS}]")
+        raise config_error(label, STATEMENTS, f"must be a table, written [{STATEMENTS}]")
     for key in table:
         if key not in FIELDS:
-            raise _fail(label, where, f"{key}: unknown field; the fields are {', '.join(FIELDS)}")
+            raise config_error(
+                label, where, f"{key}: unknown field; the fields are {', '.join(FIELDS)}"
+            )
     digest = table.get("digest", False)
     if not isinstance(digest, bool):
-        raise _fail(label, where, "digest: must be true or false")
-    names = _names(table, "channels", label, where, channels)
+        raise config_error(label, where, "digest: must be true or false")
+    names = listed_names(table, "channels", label, where, channels)
     if digest and not names:
-        raise _fail(
+        raise config_error(
             label, where, 'channels: a digest needs its channels, e.g. channels = ["finance"]'
         )
     for account in accounts:
         unknown = [n for n in account.statement_channels if n not in channels]
         if unknown:
-            raise _fail(
+            raise config_error(
                 label,
                 f"account {json.dumps(account.name, ensure_ascii=False)}",
                 f"statement_channels: no channel named {', '.join(map(json.dumps, unknown))}; "

@@ -12,7 +12,7 @@ from pipelines.api.errors import ConfigurationError
 from pipelines.config.accounts_file import CONFIG_ENV
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import named_per_account
+from pipelines.orchestration.account_work import named_per_account
 
 RULES = """
 [[channels]]
