@@ -39,7 +39,7 @@ from pipelines.alerts.observe import ERROR_KINDS
 from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import account_slug
+from pipelines.orchestration.account_work import account_slug
 from pipelines.orchestration.automation import request_after_reconciliation
 from pipelines.orchestration.metadata import account_records
 from pipelines.orchestration.schedules import utc_schedule

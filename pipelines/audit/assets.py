@@ -9,10 +9,9 @@ from typing import Any
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, exit_code, severity_counts
 from pipelines.audit.resources import KeyAuditResource
-from pipelines.audit.run import run_audit
+from pipelines.audit.run import land_audit, run_audit
 from pipelines.orchestration.metadata import row_count
 from pipelines.resources import WarehouseResource
 from pipelines.resources.warehouse import WAREHOUSE_POOL

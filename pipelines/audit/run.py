@@ -41,6 +41,7 @@ from pipelines.audit.scan import (
     scan,
 )
 from pipelines.config.settings import Settings
+from pipelines.warehouse.writer import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -317,3 +318,11 @@ def scrub(value: T, redactor: Redactor) -> T:
         }
         return dataclasses.replace(value, **changes)  # type: ignore[return-value]
     return value
+
+
+def land_audit(report: AuditReport, warehouse: Warehouse) -> Path:
+    """The run's keys and findings in one transaction (so a page never shows keys without
+    their findings), then the analyst copy; the CLI and the Dagster asset both land this way."""
+    warehouse.append_tables(report.tables())
+    warehouse.publish_analyst_copy()
+    return warehouse.path

@@ -241,7 +241,7 @@ def land_report(report: AuditReport, settings: Settings) -> Path | None:
     from a CI job or a laptop should not create a warehouse nobody asked for."""
     if "warehouse" not in settings.model_fields_set:
         return None
-    from pipelines.audit.landing import land_audit
+    from pipelines.audit.run import land_audit
 
     landed = land_audit(report, settings.open_warehouse())
     from pipelines.cli.recorded import record_audit  # Dagster's imports: only when it landed

@@ -16,9 +16,8 @@ import typer
 from dashboards.pages.findings import placements_text
 from pipelines.alerts.demo import demo_alerts
 from pipelines.audit.inventory import derived_inventory
-from pipelines.audit.landing import land_audit
 from pipelines.audit.report import AuditReport, severity_counts
-from pipelines.audit.run import run_audit
+from pipelines.audit.run import land_audit, run_audit
 from pipelines.cli.demo_statements import demo_statements
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync, summary_lines

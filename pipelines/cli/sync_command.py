@@ -24,8 +24,12 @@ from pipelines.definitions import build_definitions
 from pipelines.ledger.history_asset import discover_histories, record_histories
 from pipelines.ledger.history_search import History
 from pipelines.ledger.partitions import covering
-from pipelines.orchestration.account_checks import named_per_account
-from pipelines.orchestration.account_work import AccountFailure, failures, succeeded
+from pipelines.orchestration.account_work import (
+    AccountFailure,
+    failures,
+    named_per_account,
+    succeeded,
+)
 from pipelines.orchestration.automation import LEDGER
 from pipelines.orchestration.sync_outcomes import outcome_rows
 from pipelines.snapshots.registry import TABLES

@@ -25,7 +25,7 @@ from dagster import (
 )
 
 from pipelines.config.settings import Settings
-from pipelines.orchestration.account_checks import named_per_account
+from pipelines.orchestration.account_work import named_per_account
 from pipelines.orchestration.sync_outcomes import sync_id_of
 from pipelines.resources import PlatformApiResource, WarehouseResource
 from pipelines.warehouse.outcomes import StepOutcome, outcomes_of_sync

@@ -38,11 +38,11 @@ from pydantic import Field
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
 from pipelines.ledger.sync import LedgerSyncResult, StagedLedger, land_staged, stage_ledger
-from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import (
     at_least_one,
     failures,
     for_each_account,
+    named_per_account,
     settle,
     succeeded,
 )

@@ -19,7 +19,7 @@ from pipelines.api.ledger_reader import LedgerReader
 from pipelines.api.windows import Window
 from pipelines.ledger.staging import LedgerStaging, landing_groups
 from pipelines.ledger.window_workers import PageSeen, WindowJob, stage_windows
-from pipelines.orchestration.account_checks import account_slug
+from pipelines.orchestration.account_work import account_slug
 from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.lock import measured_waits
 from pipelines.warehouse.writer import LandingResult, LedgerLanding, Warehouse

@@ -12,7 +12,9 @@ holds the warehouse lock, who hears about waits for it) holds in every account's
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from typing import Any, Generic, TypeVar
 from dagster import Failure
 
 from pipelines.config.account import AccountSettings
+from pipelines.config.settings import Settings
 from pipelines.orchestration.failures import KNOWN, one_line
 
 log = logging.getLogger(__name__)
@@ -151,3 +154,26 @@ def settle(
         else:
             out.append(AccountOutcome(o.account, result=done))
     return out
+
+
+# How an account is named where Dagster shows it (docs/scale-out.md, "One event per step, not per
+# company"): each account's figures, findings or failure line is its own record of the step's
+# ``account_records`` (pipelines/orchestration/metadata.py).
+
+_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_]")
+
+
+def named_per_account(settings: Settings) -> bool:
+    """Whether lines and failures name the account: with an accounts file, even of one account,
+    so that narrowing a run to one account (``--account``) still says which."""
+    return settings.config_file is not None or len(settings.accounts) > 1
+
+
+def account_slug(account: str) -> str:
+    """The name as Dagster allows in a check name or a folder (letters, digits, ``_``); a name
+    that had to change gets a short digest of the original, so two never collide."""
+    slug = _NOT_ALLOWED.sub("_", account)
+    if slug == account:
+        return slug
+    digest = hashlib.blake2b(account.encode(), digest_size=3).hexdigest()
+    return f"{slug}_{digest}"

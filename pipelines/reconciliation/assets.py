@@ -44,13 +44,13 @@ from dagster import (
 from pydantic import Field
 
 from pipelines.config.account import AccountSettings
-from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import (
     AccountFailure,
     AccountOutcome,
     at_least_one,
     failures,
     for_each_account,
+    named_per_account,
     succeeded,
 )
 from pipelines.orchestration.automation import with_the_refresh

@@ -24,13 +24,13 @@ from dagster import (
 )
 
 from pipelines.config.account import AccountSettings
-from pipelines.orchestration.account_checks import named_per_account
 from pipelines.orchestration.account_work import (
     AccountFailure,
     AccountOutcome,
     at_least_one,
     failures,
     for_each_account,
+    named_per_account,
     settle,
     succeeded,
 )
