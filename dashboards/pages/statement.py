@@ -29,10 +29,10 @@ from dashboards.money import money_text, rounding_difference
 from dashboards.pages.common import Downloads, File, account_crumbs, month_label, page_file, when
 from dashboards.pages.findings import month_movements, movement_brief
 from dashboards.read_statement import DESCRIPTION_LIMIT
+from dashboards.statement_csv import statement_csv
 from dashboards.tables import Cell, Column, money_cell, number_cell, table, text_cell
-from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
+from transforms.aggregate import STATEMENT_MOVEMENTS
 
-CSV_COLUMNS = ("account", "month", *STATEMENT_MONEY_COLUMNS, "entries", "complete_month")
 ENTRY_COLUMNS = (
     "account",
     "entry_id",
@@ -73,18 +73,6 @@ def statement_files(account: Account) -> list[File]:
 
 def _complete(account: Account, month: date) -> bool:
     return account.as_of is not None and month < account.as_of.replace(day=1)
-
-
-def statement_csv(account: str, statement: Statement, complete: bool) -> str:
-    """One row with the page's figures as exact decimal text (never through float)."""
-    row = (
-        Name(account),
-        f"{statement.month:%Y-%m}",
-        *[statement.figure(name) for name, _ in STATEMENT_LINES],
-        statement.entries,
-        complete,
-    )
-    return csv_text(CSV_COLUMNS, [row])
 
 
 def entries_csv(account: str, entries: list[MonthEntry]) -> str:

@@ -1,7 +1,7 @@
 """One evaluation of every rule for every account it applies to, recorded in one transaction.
 
 Called by ``creditlens alerts check``, after each CLI sync, and by Dagster's delivery job; the
-changes it records are what the outbox then sends (pipelines/alerts/delivery.py).
+changes it records are what the outbox then sends (pipelines/notify/delivery.py).
 """
 
 from __future__ import annotations

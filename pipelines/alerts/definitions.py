@@ -34,11 +34,11 @@ from dagster import (
 )
 
 from pipelines.alerts.checking import CheckResult, check_rules, judging
-from pipelines.alerts.delivery import Delivery, bounds, deliver
 from pipelines.alerts.observe import ERROR_KINDS
 from pipelines.config.alert_rules import Alerting, Rule
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
+from pipelines.notify.delivery import Delivery, bounds, deliver
 from pipelines.orchestration.account_work import account_slug
 from pipelines.orchestration.automation import request_after_reconciliation
 from pipelines.orchestration.metadata import account_records

@@ -22,7 +22,8 @@ from pipelines.alerts.messages import message
 from pipelines.alerts.observe import CLOSED, EVENT, FIRING, OK, RECOVERED, Observation, alert_id
 from pipelines.config.alert_rules import Rule
 from pipelines.config.settings import ANOMALY_OPEN_DAYS
-from pipelines.warehouse.alert_store import Latest, outbox_row
+from pipelines.warehouse.alert_store import Latest
+from pipelines.warehouse.outbox import outbox_row
 
 # How long a spend anomaly (a notice about a past day) stays open unless said otherwise.
 DEFAULT_OPEN_FOR = timedelta(days=ANOMALY_OPEN_DAYS)

@@ -10,12 +10,13 @@ from typing import Any
 
 from pipelines.alerts.checking import CheckResult, check_rules, judging
 from pipelines.alerts.definitions import materialization_metadata, verdicts
-from pipelines.alerts.delivery import bounds, deliver, try_channel
 from pipelines.cli.errors import UsageError
 from pipelines.cli.recorded import record_alerts
 from pipelines.config.alert_rules import KINDS, THRESHOLD_KINDS
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
+from pipelines.notify.channels import try_channel
+from pipelines.notify.delivery import bounds, deliver
 from pipelines.warehouse.alert_read import read_alerts
 from pipelines.warehouse.alert_store import acknowledge
 

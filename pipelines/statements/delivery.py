@@ -1,11 +1,12 @@
-"""Each close and restatement sent once, with its files, through the alerts' channels and outbox.
+"""Each close and restatement sent once, with its files, through the channels and the outbox.
 
 Queued, not sent, in the transaction that records the close (pipelines/statements/close.py): a
 message is an outbox row per channel whose event id names the account, month and version
 (``statement/acme/2026-10/v1``), so a rerun, a second close check or a Dagster retry queues
-nothing twice, and a close is never recorded without its messages. Sent by the alerts' sender, which
-this layer gives the files: rendered again from the stored close at the moment of sending,
-byte for byte what the first attempt carried (the documents are pure).
+nothing twice, and a close is never recorded without its messages. Sent by the outbox's sender
+(pipelines/notify/delivery.py), which this layer gives the files: rendered again from the stored
+close at the moment of sending, byte for byte what the first attempt carried (the documents are
+pure).
 
 Where messages go: each account's ``statement_channels``; the ``[statements]`` table's
 ``channels`` too, one message per company, or, with ``digest = true``, one digest for all with
@@ -22,16 +23,17 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.alerts.delivery import Attachment, Delivery, deliver
 from pipelines.config.alerting import alerting, statement_delivery
 from pipelines.config.settings import Settings
+from pipelines.notify.apprise_sender import Attachment
+from pipelines.notify.delivery import Delivery, deliver
 from pipelines.statements import documents as docs
 from pipelines.statements.close import ClosedStatement, Loaded, Loader, Restatement, stored_loader
-from pipelines.warehouse.alert_store import Claimed, outbox_row
+from pipelines.warehouse.outbox import Claimed, outbox_row
 from pipelines.warehouse.writer import Warehouse
 
 CLOSE_PREFIX = "statement/"
-DIGEST_ALERT = "statements/digest:"  # a digest's alert_id: this, then what it covers, as JSON
+DIGEST_SUBJECT = "statements/digest:"  # a digest's subject_id: this, then what it covers, as JSON
 
 
 def _latest_only(
@@ -46,14 +48,14 @@ def _latest_only(
 
 
 def _members(statements: Sequence[ClosedStatement], restatements: Sequence[Restatement]) -> str:
-    """What a digest covers, as its alert_id: enough to render its files again."""
+    """What a digest covers, as its subject_id: enough to render its files again."""
     covered = {
         "closed": [[s.account, f"{s.month:%Y-%m}", s.version] for s in statements],
         "restated": [
             [r.current.account, f"{r.current.month:%Y-%m}", r.current.version] for r in restatements
         ],
     }
-    return DIGEST_ALERT + json.dumps(covered, ensure_ascii=False, sort_keys=True)
+    return DIGEST_SUBJECT + json.dumps(covered, ensure_ascii=False, sort_keys=True)
 
 
 def message_rows(
@@ -79,8 +81,8 @@ def message_rows(
         to = dict.fromkeys(
             [*channels.get(s.account, ()), *(() if chosen.digest else chosen.channels)]
         )
-        alert_id = f"statement/{s.account}/{s.month:%Y-%m}"
-        rows += [outbox_row(docs.event_id(s), alert_id, c, title, body, now) for c in to]
+        subject_id = f"statement/{s.account}/{s.month:%Y-%m}"
+        rows += [outbox_row(docs.event_id(s), subject_id, c, title, body, now) for c in to]
     if chosen.digest and (closes or restated):
         title, body = docs.digest_message(closes, restated)
         digest = docs.digest_id(closes, restated)
@@ -109,9 +111,9 @@ def files(row: Claimed, load: Loader) -> list[Attachment]:
             (docs.filename(s, "csv"), docs.statement_csv(s)),
             (docs.filename(s, "pdf"), docs.statement_pdf(s, restatement)),
         ]
-    if not row.alert_id.startswith(DIGEST_ALERT):
+    if not row.subject_id.startswith(DIGEST_SUBJECT):
         raise LookupError("not a statement's message")
-    covered = json.loads(row.alert_id[len(DIGEST_ALERT) :])
+    covered = json.loads(row.subject_id[len(DIGEST_SUBJECT) :])
     closed = [_load(load, a, m, v)[0] for a, m, v in covered["closed"]]
     restated = [_load(load, a, m, v) for a, m, v in covered["restated"]]
     consolidated = docs.consolidated_of(closed, [s for s, _ in restated])
@@ -141,7 +143,7 @@ def send_pending(
     made: dict[tuple[str, str], list[Attachment]] = {}  # one rendering for all its channels
 
     def render(row: Claimed) -> list[Attachment]:
-        key = (row.event_id, row.alert_id)
+        key = (row.event_id, row.subject_id)
         if key not in made:
             made[key] = files(row, chosen)
         return made[key]

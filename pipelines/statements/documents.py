@@ -2,8 +2,9 @@
 
 Pure: every document is a function of the frozen statement alone (no clock, no warehouse), so a
 statement re-sent a year later is the same bytes as the one first delivered. The CSV is the
-site's statement CSV, written by the site's own function, so a spreadsheet that reads one reads
-the other; the PDF is in pdf_layout.py. Amounts are exact everywhere (the words round nothing).
+site's statement CSV, written by the site's own function (dashboards/statement_csv.py), so a
+spreadsheet that reads one reads the other; the PDF is in pdf_layout.py. Amounts are exact
+everywhere (the words round nothing).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from decimal import Decimal
 from dashboards.csv_files import Name, csv_text
 from dashboards.model import STATEMENT_LINES, Statement
 from dashboards.money import exact_money_text
-from dashboards.pages.statement import statement_csv as site_statement_csv
 from dashboards.paths import account_folder
 from dashboards.paths import statement as site_statement_path
+from dashboards.statement_csv import statement_csv as site_statement_csv
+from pipelines.notify.message import id_line, item
 from pipelines.runtime.visible_text import visible_text
 from pipelines.statements.close import ClosedStatement, Restatement
 from transforms.aggregate import MOVEMENT_COLUMNS, STATEMENT_MONEY_COLUMNS
@@ -124,7 +126,7 @@ def _shown(figures: dict[str, Decimal]) -> list[tuple[str, Decimal]]:
 def _items(figures: dict[str, Decimal]) -> str:
     """One Markdown list item per figure: a chat service and e-mail both show them as lines."""
     return "\n".join(
-        f"- {line_label(name)}: {exact_money_text(amount)}" for name, amount in _shown(figures)
+        item(line_label(name), exact_money_text(amount)) for name, amount in _shown(figures)
     )
 
 
@@ -153,8 +155,11 @@ def _restated(r: Restatement) -> str:
     layout of a close: one list item per figure."""
     s = r.current
     changes = "\n".join(
-        f"- {line_label(c.name)}: was {exact_money_text(c.was)}, now "
-        f"{exact_money_text(c.now)}, difference {exact_money_text(c.difference)} ({c.why})"
+        item(
+            line_label(c.name),
+            f"was {exact_money_text(c.was)}, now {exact_money_text(c.now)}, "
+            f"difference {exact_money_text(c.difference)} ({c.why})",
+        )
         for c in r.changes
     )
     return (
@@ -175,7 +180,7 @@ def message(s: ClosedStatement, restatement: Restatement | None = None) -> tuple
         head = _restated(restatement)
     tail = f"Data as of {s.data_as_of:%Y-%m-%d %H:%M} UTC; content hash {s.content_hash}."
     # A figure a line: an email or a chat message is read, not parsed.
-    parts = (head, tail, where_files_are(s), f"[creditlens statement {event_id(s)}]")
+    parts = (head, tail, where_files_are(s), id_line("statement", event_id(s)))
     return title, "\n\n".join(parts)
 
 
@@ -226,5 +231,5 @@ def digest_message(
             f"{consolidated_filename(covered, 'pdf')} (one line per company), with each "
             "company's statement, attached where the channel takes files."
         )
-    parts.append(f"[creditlens statement {digest_id(statements, restatements)}]")
+    parts.append(id_line("statement", digest_id(statements, restatements)))
     return title, "\n\n".join(parts)

@@ -1,13 +1,15 @@
-"""Alerts as the warehouse keeps them: every change of every alert, its current state, and the
-outbox its messages wait in until their channel takes them (docs/alerts.md).
+"""Alerts as the warehouse keeps them: every change of every alert, its current state, and
+where its messages went (docs/alerts.md); the messages wait in the outbox (outbox_tables.py).
 
 Append-only events make "once per crossing" checkable after the fact: a crossing is one
-``firing`` row, a recovery one ``recovered`` row, whatever the number of evaluations. A channel's
-URL is never here: the outbox names the channel, whose URL stays in its variable.
+``firing`` row, a recovery one ``recovered`` row, whatever the number of evaluations.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from pipelines.warehouse.outbox_tables import ALERT_OUTBOX_TABLE, MESSAGE_OUTBOX
 from pipelines.warehouse.table import ACCOUNT, MONEY, Column, Table, columns
 
 STATES = ("firing", "recovered", "closed", "baseline", "acknowledged")
@@ -65,42 +67,6 @@ ALERT_EVENTS = Table(
     since=12,
 )
 
-ALERT_OUTBOX = Table(
-    "alert_outbox",
-    "Messages waiting for their channel, and what became of them: one row per alert change and "
-    "channel. A sender claims rows (sending) in a write transaction before sending; a claim "
-    "older than its lease is sent again, with the same event_id in its text.",
-    (
-        Column("event_id", "VARCHAR", "alert_events.event_id of the message.", True),
-        Column("alert_id", "VARCHAR", "alert_events.alert_id.", True),
-        Column(
-            "channel", "VARCHAR", "The channel's name ([[channels]] name), never its URL.", True
-        ),
-        Column(
-            "status",
-            "VARCHAR",
-            "pending, sending (claimed), sent, or expired (an alert's message still unsent "
-            "after CREDITLENS_ALERT_EXPIRY_HOURS: never sent; last_error says so).",
-            True,
-        ),
-        *columns("VARCHAR", True, title="The message's title.", body="The message's text."),
-        Column("attempts", "INTEGER", "Sends tried so far.", True),
-        Column("enqueued_at", "TIMESTAMPTZ", "When the message was queued (UTC).", True),
-        *columns(
-            "TIMESTAMPTZ",
-            next_attempt_at="Not sent again before this (backoff after a failure).",
-            claimed_at="When a sender claimed it.",
-            sent_at="When its channel accepted it.",
-        ),
-        *columns(
-            "VARCHAR",
-            claimed_by="Which sender claimed it (host and process).",
-            last_error="Why the last attempt failed, in one line, never the URL.",
-        ),
-    ),
-    since=12,
-)
-
 ALERT_RULE_RUNS = Table(
     "alert_rule_runs",
     "Where each rule's evaluation starts from, per account: its first evaluation (which "
@@ -115,6 +81,27 @@ ALERT_RULE_RUNS = Table(
 )
 
 _LATEST = "QUALIFY row_number() OVER (PARTITION BY alert_id ORDER BY seq DESC) = 1"
+
+
+def _alerts_sql(outbox: str, subject: str) -> str:
+    """The alerts view over the outbox table ``outbox``, whose ``subject`` column holds the
+    alert_id of an alert's messages."""
+    return (
+        "SELECT e.alert_id, e.rule, e.kind, e.account, e.dimension_value, e.state, e.measured, "
+        "e.threshold, e.severity, e.evidence, f.since, e.occurred_at AS changed_at, "
+        "a.alert_id IS NOT NULL AS acknowledged, a.reason AS ack_reason, "
+        "a.acted_by AS acknowledged_by, d.delivered, coalesce(d.pending, 0) AS pending "
+        f"FROM (SELECT * FROM alert_events WHERE state <> 'acknowledged' {_LATEST}) e "
+        "LEFT JOIN (SELECT alert_id, seq, reason, acted_by FROM alert_events "
+        f"WHERE state = 'acknowledged' {_LATEST}) a ON a.alert_id = e.alert_id AND a.seq > e.seq "
+        "LEFT JOIN (SELECT alert_id, min(occurred_at) AS since FROM alert_events "
+        "GROUP BY alert_id) f ON f.alert_id = e.alert_id "
+        f"LEFT JOIN (SELECT {subject} AS alert_id, string_agg(CASE WHEN status = 'sent' THEN "
+        "channel || ' ' || strftime(sent_at, '%Y-%m-%dT%H:%M:%SZ') END, ', ' ORDER BY sent_at) "
+        "AS delivered, count(*) FILTER (WHERE status <> 'sent') AS pending "
+        f"FROM {outbox} GROUP BY {subject}) d ON d.alert_id = e.alert_id"
+    )
+
 
 ALERTS = Table(
     "alerts",
@@ -143,19 +130,10 @@ ALERTS = Table(
     ),
     since=12,
     kind="view",
-    view_sql=(
-        "SELECT e.alert_id, e.rule, e.kind, e.account, e.dimension_value, e.state, e.measured, "
-        "e.threshold, e.severity, e.evidence, f.since, e.occurred_at AS changed_at, "
-        "a.alert_id IS NOT NULL AS acknowledged, a.reason AS ack_reason, "
-        "a.acted_by AS acknowledged_by, d.delivered, coalesce(d.pending, 0) AS pending "
-        f"FROM (SELECT * FROM alert_events WHERE state <> 'acknowledged' {_LATEST}) e "
-        "LEFT JOIN (SELECT alert_id, seq, reason, acted_by FROM alert_events "
-        f"WHERE state = 'acknowledged' {_LATEST}) a ON a.alert_id = e.alert_id AND a.seq > e.seq "
-        "LEFT JOIN (SELECT alert_id, min(occurred_at) AS since FROM alert_events "
-        "GROUP BY alert_id) f ON f.alert_id = e.alert_id "
-        "LEFT JOIN (SELECT alert_id, string_agg(CASE WHEN status = 'sent' THEN channel || ' ' || "
-        "strftime(sent_at, '%Y-%m-%dT%H:%M:%SZ') END, ', ' ORDER BY sent_at) AS delivered, "
-        "count(*) FILTER (WHERE status <> 'sent') AS pending FROM alert_outbox "
-        "GROUP BY alert_id) d ON d.alert_id = e.alert_id"
-    ),
+    view_sql=_alerts_sql(MESSAGE_OUTBOX.name, "subject_id"),
+)
+
+# As migration 12 made it, over the outbox's old name; migration 17 makes it read message_outbox.
+ALERTS_OVER_ALERT_OUTBOX = replace(
+    ALERTS, view_sql=_alerts_sql(ALERT_OUTBOX_TABLE.name, "alert_id")
 )

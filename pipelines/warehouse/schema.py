@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipelines.warehouse.alert_tables import ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS
+from pipelines.warehouse.alert_tables import (
+    ALERT_EVENTS,
+    ALERT_RULE_RUNS,
+    ALERTS,
+    ALERTS_OVER_ALERT_OUTBOX,
+)
 from pipelines.warehouse.analyst_tables import (
     CONSUMPTION,
     CONSUMPTION_DAILY,
@@ -36,6 +41,7 @@ from pipelines.warehouse.ledger_tables import (
     SYNC_RUNS,
     quarantine_identity_sql,
 )
+from pipelines.warehouse.outbox_tables import ALERT_OUTBOX, ALERT_OUTBOX_TABLE, MESSAGE_OUTBOX
 from pipelines.warehouse.outcome_tables import ACCOUNT_STATUS, SYNC_OUTCOMES
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,
@@ -201,7 +207,7 @@ MIGRATIONS: list[Migration] = [
     Migration(
         12,
         "alerts: alert_events, the alerts view, the outbox and each rule's evaluations",
-        (ALERT_EVENTS, ALERT_OUTBOX, ALERT_RULE_RUNS, ALERTS),
+        (ALERT_EVENTS, ALERT_OUTBOX_TABLE, ALERT_RULE_RUNS, ALERTS_OVER_ALERT_OUTBOX),
     ),
     # Finance's figures of a past month changed under them without notice: each month closed,
     # frozen, versioned, and restated line by line when a later sync changes it.
@@ -226,7 +232,7 @@ MIGRATIONS: list[Migration] = [
         "alerts: closed alerts, expired messages; statements: several months closed at once",
         statements=(
             *ALERT_EVENTS.comment_sql(),
-            *ALERT_OUTBOX.comment_sql(),
+            *ALERT_OUTBOX_TABLE.comment_sql(),
             *ALERTS.comment_sql(),
             *STATEMENT_CLOSES.comment_sql(),
         ),
@@ -241,6 +247,19 @@ MIGRATIONS: list[Migration] = [
         statements=(
             RECONCILIATION_RUNS.add_column_sql(RECONCILED_FROM),
             *RECONCILIATION_RUNS.comment_sql(),
+        ),
+    ),
+    # The alerts' outbox carried month close's statements too, under an alert's name: it is
+    # named for what it carries, its alert_id for what a message is about. The old names stay
+    # one release as a view, dropped by the next release's migration (outbox_tables.py).
+    Migration(
+        17,
+        "message_outbox: alert_outbox renamed, its alert_id named subject_id; alert_outbox a "
+        "deprecated view of it for one release",
+        (MESSAGE_OUTBOX, ALERT_OUTBOX, ALERTS),
+        statements=(
+            "ALTER TABLE alert_outbox RENAME TO message_outbox",
+            "ALTER TABLE message_outbox RENAME COLUMN alert_id TO subject_id",
         ),
     ),
 ]

@@ -97,7 +97,9 @@ def closes(con: ReadConnection, tables: set[str], account: str) -> dict[date, st
 def _deliveries(con: ReadConnection, tables: set[str]) -> dict[tuple[str, str], tuple[str, int]]:
     """(account, YYYY-MM) -> (channels that took its messages and when, messages waiting), from
     the outbox rows whose event_id names a statement (``statement/ACCOUNT/YYYY-MM/vN``)."""
-    if "alert_outbox" not in tables:
+    # A warehouse not yet upgraded to version 17 (a reader never upgrades) has the old name.
+    outbox = next((t for t in ("message_outbox", "alert_outbox") if t in tables), None)
+    if outbox is None:
         return {}
     found = rows(
         con,
@@ -105,7 +107,7 @@ def _deliveries(con: ReadConnection, tables: set[str]) -> dict[tuple[str, str], 
         "regexp_extract(event_id, '^statement/(.*)/([0-9]{4}-[0-9]{2})/v[0-9]+$', 2), "
         "string_agg(CASE WHEN status = 'sent' THEN channel || ' ' || "
         "strftime(sent_at, '%Y-%m-%dT%H:%M:%SZ') END, ', ' ORDER BY sent_at), "
-        "count(*) FILTER (WHERE status <> 'sent') FROM alert_outbox "
+        f"count(*) FILTER (WHERE status <> 'sent') FROM {outbox} "
         "WHERE event_id LIKE 'statement/%' GROUP BY 1, 2",
     )
     return {(a, m): (d, int(p)) for a, m, d, p in found if a}

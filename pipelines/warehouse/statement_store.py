@@ -19,8 +19,8 @@ from typing import Any
 import duckdb
 
 from pipelines.runtime.failpoints import failpoint
-from pipelines.warehouse.alert_store import queue_rows
 from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.outbox import queue_rows
 from pipelines.warehouse.rows import insert_dicts
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
@@ -241,9 +241,9 @@ class StatementStore:
             f"WHERE c.{_IN} AND NOT c.first_close "
             "QUALIFY row_number() OVER (PARTITION BY c.account, c.month "
             "ORDER BY c.version DESC) = 1 "
-            "AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.event_id = "
+            "AND NOT EXISTS (SELECT 1 FROM message_outbox o WHERE o.event_id = "
             "'statement/' || c.account || '/' || strftime(c.month, '%Y-%m') || '/v' || c.version "
-            "OR contains(o.alert_id, '[\"' || c.account || '\", \"' || strftime(c.month, "
+            "OR contains(o.subject_id, '[\"' || c.account || '\", \"' || strftime(c.month, "
             "'%Y-%m') || '\", ' || c.version || ']'))",
             [list(accounts)],
         )

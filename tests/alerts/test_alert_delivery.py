@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.alerts.delivery import LEASE, deliver
 from pipelines.alerts.observe import credits
 from pipelines.config.alert_rules import Alerting
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
+from pipelines.notify.delivery import LEASE, deliver
 from tests.alerts.helpers import CHANNELS, above, balance
 from tests.alerts.receivers import Received
 from tests.pipeline.helpers import cli, cli_in_process, table

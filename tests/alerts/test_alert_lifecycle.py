@@ -234,8 +234,8 @@ def _mid_month() -> datetime:
 
 
 def test_several_budget_levels_crossed_at_once_are_one_message(setup: Setup) -> None:
-    from pipelines.alerts.delivery import deliver
     from pipelines.config.alerting import alerting
+    from pipelines.notify.delivery import deliver
 
     env, received, http_port, smtp_port = setup
     env = {**env, **channel_urls(http_port, smtp_port)}
@@ -360,8 +360,8 @@ def test_the_cli_records_the_alerts_asset_and_its_checks_in_dagster(
 def test_an_alert_message_older_than_its_expiry_is_recorded_expired_not_sent(
     setup: Setup,
 ) -> None:
-    from pipelines.alerts.delivery import Bounds, deliver
     from pipelines.config.alerting import alerting
+    from pipelines.notify.delivery import Bounds, deliver
 
     env, received, http_port, smtp_port = setup
     env = {**env, **channel_urls(http_port, smtp_port)}
@@ -375,12 +375,12 @@ def test_an_alert_message_older_than_its_expiry_is_recorded_expired_not_sent(
     assert done.sent == [] and _hooks(received) == []
     (warning,) = done.warnings
     assert "1 message(s) not sent" in warning and "expired" in warning
-    assert table(settings.warehouse, "SELECT status FROM alert_outbox") == [("expired",)]
+    assert table(settings.warehouse, "SELECT status FROM message_outbox") == [("expired",)]
     assert deliver(warehouse, config, env, now=later).sent == []  # never sent later either
 
 
 def test_a_late_sender_cannot_overwrite_what_another_recorded(setup: Setup) -> None:
-    from pipelines.warehouse.alert_store import claim, finish
+    from pipelines.warehouse.outbox import claim, finish
 
     env = setup[0]
     Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
@@ -395,7 +395,7 @@ def test_a_late_sender_cannot_overwrite_what_another_recorded(setup: Setup) -> N
     assert finish(path, 5.0, fast, "fast:2", sent_at=later)
     # The slow sender's failure arrives at last: it holds no claim, so it changes nothing.
     assert not finish(path, 5.0, slow, "slow:1", retry_at=later, error="HOOK_URL: timeout")
-    assert table(path, "SELECT status, claimed_by FROM alert_outbox") == [("sent", "fast:2")]
+    assert table(path, "SELECT status, claimed_by FROM message_outbox") == [("sent", "fast:2")]
 
 
 # -- anomaly days: every day since the last judged, however long the gap (5 of the list) -------
@@ -488,12 +488,12 @@ def test_a_hanging_mail_server_and_a_slow_webhook_cannot_hold_a_sync(setup: Setu
     assert "HOOK_URL" in named or "MAIL_URL" in named or "deadline" in named
     assert str(slow_http) not in named and str(silent_smtp) not in named  # never the URL
     warehouse = Path(env["CREDITLENS_WAREHOUSE"])
-    rows = table(warehouse, "SELECT status, attempts, last_error FROM alert_outbox")
+    rows = table(warehouse, "SELECT status, attempts, last_error FROM message_outbox")
     assert rows and all(status == "pending" for status, _, _ in rows)  # nothing lost
     assert all(attempts <= 1 for _, attempts, _ in rows)  # a refused channel: tried once
     # The services answer again: once the backoff is over, each message arrives once.
-    from pipelines.alerts.delivery import deliver
     from pipelines.config.alerting import alerting
+    from pipelines.notify.delivery import deliver
 
     healthy = {**env, **channel_urls(http_port, smtp_port)}
     settings = Settings.from_env(healthy)
@@ -504,7 +504,7 @@ def test_a_hanging_mail_server_and_a_slow_webhook_cannot_hold_a_sync(setup: Setu
     assert len(sent) == len(rows) == 4
     assert deliver(store, config, healthy, now=later).sent == []  # once
     assert len(_hooks(received)) == 2 and len(received.mail) == 2
-    assert table(warehouse, "SELECT DISTINCT status FROM alert_outbox") == [("sent",)]
+    assert table(warehouse, "SELECT DISTINCT status FROM message_outbox") == [("sent",)]
 
 
 @pytest.mark.parametrize(
@@ -611,7 +611,7 @@ def test_the_walkthrough_burn_alert_top_up_recover(
 
 
 def test_a_long_batch_keeps_its_claims_by_renewing_their_lease(setup: Setup) -> None:
-    from pipelines.warehouse.alert_store import claim, renew
+    from pipelines.warehouse.outbox import claim, renew
 
     env = setup[0]
     Path(env["CREDITLENS_CONFIG"]).write_text(low_balance(env, '"hook"'))
@@ -646,7 +646,9 @@ def test_a_channel_that_refused_is_not_tried_again_in_the_same_run(setup: Setup)
     assert "channel hook: 2 messages not delivered (HOOK_URL: the connection was refused)" in line
     errors = sorted(
         e
-        for (e,) in table(Path(env["CREDITLENS_WAREHOUSE"]), "SELECT last_error FROM alert_outbox")
+        for (e,) in table(
+            Path(env["CREDITLENS_WAREHOUSE"]), "SELECT last_error FROM message_outbox"
+        )
     )
     assert errors[0] == "HOOK_URL: the connection was refused"
     assert errors[1] == "not tried: HOOK_URL: the connection was refused, earlier in this run"

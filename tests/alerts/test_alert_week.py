@@ -193,5 +193,5 @@ def test_an_agency_week_on_call(tmp_path: Path, servers: tuple[Received, int, in
     ]
     mails = [m for m in received.mail if "onboardco" in m]
     assert len(mails) == 2  # the failure and its recovery, by e-mail too
-    waiting = "SELECT * FROM alert_outbox WHERE status <> 'sent'"
+    waiting = "SELECT * FROM message_outbox WHERE status <> 'sent'"
     assert not table(tmp_path / "warehouse.duckdb", waiting)

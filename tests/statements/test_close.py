@@ -194,10 +194,10 @@ def test_killed_after_queueing_leaves_neither_close_nor_message_then_both(
     killed = cli("close", env={**env, "CREDITLENS_FAILPOINT": "statement_queued"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert table(settings.warehouse, COUNTS) == [(0, 0, 0, 0)]
-    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(0,)]
+    assert table(settings.warehouse, "SELECT count(*) FROM message_outbox") == [(0,)]
     again = cli_in_process("close", env=env)
     assert again.returncode == 0, again.stderr
-    queued = table(settings.warehouse, "SELECT event_id FROM alert_outbox")
+    queued = table(settings.warehouse, "SELECT event_id FROM message_outbox")
     latest = table(
         settings.warehouse, "SELECT account, strftime(max(month), '%Y-%m') FROM statement_closes "
         "GROUP BY account",
@@ -213,13 +213,13 @@ def test_a_close_left_without_its_message_is_queued_once(copy: Copy, tmp_path: P
     env, settings = _with_a_mail_channel(copy, tmp_path)
     assert cli_in_process("close", env=env).returncode == 0
     with duckdb.connect(str(settings.warehouse)) as con:  # as the earlier version left it
-        con.execute("DELETE FROM alert_outbox")
+        con.execute("DELETE FROM message_outbox")
     done = cli_in_process("close", env=env)
     assert done.returncode == 0, done.stderr
     assert "statement message queued: statement/acme/" in done.stdout
-    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(1,)]
+    assert table(settings.warehouse, "SELECT count(*) FROM message_outbox") == [(1,)]
     assert "queued" not in cli_in_process("close", env=env).stdout  # once
-    assert table(settings.warehouse, "SELECT count(*) FROM alert_outbox") == [(1,)]
+    assert table(settings.warehouse, "SELECT count(*) FROM message_outbox") == [(1,)]
 
 
 def test_several_months_closed_at_once_send_the_latest_whatever_closed_them(
@@ -234,12 +234,12 @@ def test_several_months_closed_at_once_send_the_latest_whatever_closed_them(
     oldest = months[0][0]
     by_hand = cli_in_process("close", "--month", oldest, env=env)
     assert by_hand.returncode == 0, by_hand.stderr
-    assert table(settings.warehouse, "SELECT event_id FROM alert_outbox") == [
+    assert table(settings.warehouse, "SELECT event_id FROM message_outbox") == [
         (f"statement/acme/{oldest}/v1",)
     ]
     rest = cli_in_process("close", env=env)
     assert rest.returncode == 0, rest.stderr
-    queued = table(settings.warehouse, "SELECT event_id FROM alert_outbox ORDER BY 1")
+    queued = table(settings.warehouse, "SELECT event_id FROM message_outbox ORDER BY 1")
     closed = table(settings.warehouse, "SELECT strftime(month, '%Y-%m') FROM statement_closes")
     latest = max(m for (m,) in closed)
     assert queued == sorted([(f"statement/acme/{m}/v1",) for m in {oldest, latest}])

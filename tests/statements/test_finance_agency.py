@@ -177,7 +177,7 @@ def _digests(warehouse: Path) -> list[str]:
     """The digests' Markdown, as queued and sent, oldest first."""
     rows = table(
         warehouse,
-        "SELECT body FROM alert_outbox WHERE starts_with(event_id, 'statements/digest/') "
+        "SELECT body FROM message_outbox WHERE starts_with(event_id, 'statements/digest/') "
         "ORDER BY enqueued_at",
     )
     return [body for (body,) in rows]

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.alerts.delivery import deliver
 from pipelines.api.errors import ConfigurationError
 from pipelines.config.alerting import alerting
 from pipelines.config.settings import Settings
+from pipelines.notify.delivery import deliver
 from pipelines.statements import documents as docs
 from pipelines.statements.close import ClosedStatement, Restatement, check_closes
 from pipelines.statements.delivery import message_rows, queued_lines, send_pending
-from pipelines.warehouse.alert_store import enqueue
+from pipelines.warehouse.outbox import enqueue
 from tests.alerts.receivers import Received, receivers
 from tests.pipeline.helpers import table
 from tests.statements.conftest import Copy
@@ -176,7 +176,7 @@ def test_a_close_is_emailed_once_with_its_csv_and_pdf_byte_for_byte(install: Ins
     assert install.send() == []
     assert install.received.http == [] and install.received.emails == []
     statuses = table(
-        Path(install.env["CREDITLENS_WAREHOUSE"]), "SELECT DISTINCT status FROM alert_outbox"
+        Path(install.env["CREDITLENS_WAREHOUSE"]), "SELECT DISTINCT status FROM message_outbox"
     )
     assert statuses == [("sent",)]
     assert TOKEN not in Path(install.env["CREDITLENS_WAREHOUSE"]).read_bytes().decode("latin-1")

@@ -16,7 +16,7 @@ import pypdf
 
 from dashboards.model import STATEMENT_LINES
 from dashboards.money import exact_money_text
-from dashboards.pages.statement import CSV_COLUMNS
+from dashboards.statement_csv import CSV_COLUMNS
 from pipelines.statements import documents as docs
 from tests.statements.samples import D, restatement, statement
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS, STATEMENT_MOVEMENTS
