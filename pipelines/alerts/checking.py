@@ -21,7 +21,7 @@ from pipelines.warehouse.writer import Warehouse
 
 @dataclass(frozen=True)
 class Judging:
-    """The installation's settings for judging and wording alerts (README's configuration)."""
+    """The installation's settings for judging and wording alerts (docs/configuration.md)."""
 
     grace: timedelta = DEFAULT_GRACE  # CREDITLENS_ANOMALY_GRACE_HOURS
     open_for: timedelta = DEFAULT_OPEN_FOR  # CREDITLENS_ANOMALY_OPEN_DAYS
@@ -29,7 +29,7 @@ class Judging:
 
 
 def judging(settings: Settings) -> Judging:
-    """How the installation judges and words its alerts (README's configuration reference)."""
+    """How the installation judges and words its alerts (docs/configuration.md)."""
     site = settings.site_url or str(settings.reports_dir)
     return Judging(
         grace=timedelta(hours=float(settings.anomaly_grace_hours)),

@@ -63,13 +63,34 @@ def not_an_env_name(example: str, holds: str = "a key", subject: str = "") -> st
     return f"{subject} {text}" if subject else text
 
 
-def env_field(var: str, default: Any = ..., *, hide_value: bool = False, **constraints: Any) -> Any:
+# What the configuration reference (docs/configuration.md) shows as a field's default when its
+# value says nothing to a reader (None standing for "derived", a machine-dependent number).
+SHOWN_DEFAULT = "shown_default"
+# What the secret a field NAMES is, for a field holding a variable's name in place of a secret:
+# the reference documents the variable that holds it.
+HOLDS = "holds"
+
+
+def env_field(
+    var: str,
+    default: Any = ...,
+    *,
+    description: str,
+    hide_value: bool = False,
+    shown_default: str | None = None,
+    **constraints: Any,
+) -> Any:
     """A field that the environment variable ``var`` sets (an empty value counts as unset);
-    ``hide_value``: error messages name the variable but never repeat what it was given."""
+    ``description`` is what the configuration reference says of it (docs/configuration.md is
+    generated from it, so each setting is described once, here); ``hide_value``: error messages
+    name the variable but never repeat what it was given; ``shown_default``: the reference's
+    default, when the value itself would mislead."""
     extra: dict[str, Any] = {"env": var}
     if hide_value:
         extra[HIDE_VALUE] = True
-    return Field(default, json_schema_extra=extra, **constraints)
+    if shown_default is not None:
+        extra[SHOWN_DEFAULT] = shown_default
+    return Field(default, description=description, json_schema_extra=extra, **constraints)
 
 
 def env_var(field: FieldInfo) -> str | None:

@@ -44,7 +44,7 @@ class EntryField:
 
     ``required`` fields must be present and non-null on an entry that lands: the fast path
     decodes only pages where they are, and their warehouse columns are NOT NULL. ``doc`` is the
-    column's COMMENT, and so README's data dictionary.
+    column's COMMENT, and so the data dictionary (docs/data-dictionary.md).
     """
 
     wire: str

@@ -6,7 +6,8 @@ pipelines/api/ledger_entry.py. The page parser keeps JSON numbers as their exact
 validated here as text and becomes DECIMAL(18,6) without ever being a float. An entry that breaks
 a rule is not dropped: it comes back as a reject with the reason, and the pipeline quarantines it.
 
-Rules (documented in README's data dictionary):
+Rules (said for users in docs/analysts.md, *Exactly once without ids*; a reject's reason is the
+``quarantine`` row's):
 - the entry is a JSON object;
 - ``createdAt`` is an ISO 8601 date-time (no offset is read as UTC) inside the requested window;
 - ``type`` is a non-empty string;

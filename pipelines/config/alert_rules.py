@@ -19,6 +19,8 @@ from pipelines.config.toml_file import config_error
 CHANNELS = "channels"
 ALERTS = "alerts"
 ALERT_TABLES = (CHANNELS, ALERTS)
+# The fields of a [[channels]] table.
+CHANNEL_FIELDS = ("name", "url_env")
 
 KINDS = (
     "balance_below",
@@ -119,7 +121,7 @@ def read_alerting(
         name = _text(table.get("name"), label, f"{CHANNELS}[{index}]", "name")
         where = f"channel {json.dumps(name)}"
         for key in table:
-            if key not in ("name", "url_env"):
+            if key not in CHANNEL_FIELDS:
                 hint = (
                     " (the URL stays in the environment: name its variable)" if key == "url" else ""
                 )

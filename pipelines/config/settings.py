@@ -5,8 +5,9 @@ benchmarks are all built.
 what the audit reads) and its accounts; an ``AccountSettings`` (account.py) holds one company's
 API: where it is, how to read it, and the NAME of the variable holding its key, never the key
 itself, so the whole model can be serialized anywhere. The audit's fingerprint secret is held the
-same way. Every field names its CREDITLENS_* variable in its declaration (a secret's variable is the
-default of the field naming it); README's configuration reference lists them.
+same way. Every field names its CREDITLENS_* variable and its description in its declaration (a
+secret's variable is the default of the field naming it): docs/configuration.md is generated from
+them (pipelines/config/reference.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
 
-from pipelines.api.environment import HIDE_VALUE, env_field, env_var, read_env, to_env
+from pipelines.api.environment import (
+    HIDE_VALUE,
+    HOLDS,
+    SHOWN_DEFAULT,
+    env_field,
+    env_var,
+    read_env,
+    to_env,
+)
 from pipelines.api.errors import ConfigurationError
 from pipelines.config.account import AccountSettings
 from pipelines.config.accounts_file import with_accounts_file
@@ -96,89 +105,209 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
-    warehouse: Path = env_field("CREDITLENS_WAREHOUSE", Path("creditlens.duckdb"))
-    analyst_copy: Path | None = env_field("CREDITLENS_ANALYST_COPY", None)
-    reports_dir: Path = env_field("CREDITLENS_REPORTS_DIR", Path("creditlens-reports"))
-    staging_dir: Path | None = env_field("CREDITLENS_STAGING_DIR", None)
-    # None: the ledger starts where history discovery found the company's first entry.
-    ledger_start: Day | None = env_field("CREDITLENS_LEDGER_START", None)
-    lookback_days: WholeNumber = env_field("CREDITLENS_LOOKBACK_DAYS", 7)
-    tolerance: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
-        "CREDITLENS_TOLERANCE", Decimal(0)
+    warehouse: Path = env_field(
+        "CREDITLENS_WAREHOUSE",
+        Path("creditlens.duckdb"),
+        description="The DuckDB file the pipeline writes.",
     )
-    # None: the reconciliation's own default; 0: the whole ledger at once.
+    analyst_copy: Path | None = env_field(
+        "CREDITLENS_ANALYST_COPY",
+        None,
+        shown_default="`<warehouse>.analyst.duckdb`",
+        description="The read-only copy published once per sync: a DuckDB file of views "
+        "(readable by DuckDB 1.4 and 2.0) over Parquet files in "
+        "`<its name without .duckdb>.parquet/` beside it (docs/analysts.md).",
+    )
+    reports_dir: Path = env_field(
+        "CREDITLENS_REPORTS_DIR",
+        Path("creditlens-reports"),
+        description="Where `creditlens report` writes the site (docs/reports.md).",
+    )
+    staging_dir: Path | None = env_field(
+        "CREDITLENS_STAGING_DIR",
+        None,
+        shown_default=f"`<warehouse dir>/{STAGING_DIR_NAME}`",
+        description="Where fetched pages are staged before the landing transaction, and the "
+        "reconciliation's rows (Parquet) before its one write transaction: a full "
+        "reconciliation needs about the size of the enriched ledger there.",
+    )
+    # None: the ledger starts where history discovery found the company's first entry.
+    ledger_start: Day | None = env_field(
+        "CREDITLENS_LEDGER_START",
+        None,
+        shown_default="(discovered)",
+        description="Override of where the ledger begins: its first synced day and the first "
+        "of its daily partitions. Unset, history discovery finds the company's first entry "
+        "(docs/reconciliation.md); before any discovery the partitions reach back to the start "
+        "of the year `CREDITLENS_HISTORY_LIMIT` days ago. It (or `--since`) may precede the "
+        "first entry: those days are read, empty, and stay partitions.",
+    )
+    lookback_days: WholeNumber = env_field(
+        "CREDITLENS_LOOKBACK_DAYS",
+        7,
+        description="Days re-read before the last synced day, for late or backdated entries.",
+    )
+    tolerance: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
+        "CREDITLENS_TOLERANCE",
+        Decimal(0),
+        description="Largest balance gap treated as continuous (as Beancount's tolerance).",
+    )
+    # None: the reconciliation's own default (pipelines/reconciliation/slices.py).
     reconcile_slice_entries: (
         Annotated[int, whole_number(" (0: the whole ledger at once)"), Field(ge=0)] | None
-    ) = env_field("CREDITLENS_RECONCILE_SLICE_ENTRIES", None)
-    debit_type_pattern: str = env_field(
-        "CREDITLENS_DEBIT_TYPE_PATTERN", DEFAULT_DEBIT_TYPE_PATTERN, min_length=1
+    ) = env_field(
+        "CREDITLENS_RECONCILE_SLICE_ENTRIES",
+        None,
+        shown_default="`100000`",
+        description="Entries reconciled at a time, in whole UTC days with the balance carried "
+        "across: reconciliation's memory follows this, not the ledger's size (about 300 MB at "
+        "the default). `0` reconciles the whole ledger at once.",
     )
-    audit_inventory: Path | None = env_field("CREDITLENS_AUDIT_INVENTORY", None)
+    debit_type_pattern: str = env_field(
+        "CREDITLENS_DEBIT_TYPE_PATTERN",
+        DEFAULT_DEBIT_TYPE_PATTERN,
+        min_length=1,
+        description="Under `unsigned`: entry types (regex, case-insensitive) whose amounts "
+        "lower the balance.",
+    )
+    audit_inventory: Path | None = env_field(
+        "CREDITLENS_AUDIT_INVENTORY",
+        None,
+        description="The key audit asset's inventory file (docs/audit.md).",
+    )
     audit_scan: Annotated[tuple[Path, ...], BeforeValidator(_paths)] = env_field(
-        "CREDITLENS_AUDIT_SCAN", ()
+        "CREDITLENS_AUDIT_SCAN",
+        (),
+        description="The key audit asset's scan paths, separated by `:` (`;` on Windows).",
     )
     # The key fingerprints' secret: the variable holding it, else a file in the state dir.
-    audit_secret_env: AuditSecretVariable = AUDIT_SECRET_ENV
-    audit_state_dir: Path = env_field("CREDITLENS_AUDIT_STATE_DIR", Path("~/.creditlens"))
-    # How long a write waits for the warehouse's lock before failing; the wait is reported
-    # (who holds it, since when) from its first moment, so a long wait is never a silent one.
-    lock_timeout_s: PositiveNumber = env_field("CREDITLENS_LOCK_TIMEOUT_S", 600.0)
-    # Who answers for the assets in Dagster's UI: emails or team:NAME, comma-separated.
+    audit_secret_env: AuditSecretVariable = Field(
+        AUDIT_SECRET_ENV,
+        description="The settings a resource carries name this variable (`audit_secret_env`), "
+        "never hold the secret: it is read only when the audit runs.",
+        json_schema_extra={
+            HOLDS: "The per-installation secret of key fingerprints (docs/audit.md); unset, it "
+            "is generated once and kept in a file of `CREDITLENS_AUDIT_STATE_DIR`.",
+            SHOWN_DEFAULT: "(generated)",
+        },
+    )
+    audit_state_dir: Path = env_field(
+        "CREDITLENS_AUDIT_STATE_DIR",
+        Path("~/.creditlens"),
+        description="Where the key audit keeps its generated secret (docs/audit.md).",
+    )
+    # A long wait is never a silent one: it is reported from its first moment.
+    lock_timeout_s: PositiveNumber = env_field(
+        "CREDITLENS_LOCK_TIMEOUT_S",
+        600.0,
+        description="How long anything waits for the warehouse's lock before failing with one "
+        "line naming the holder: every command (`sync`, `breaks`, `report`, `audit`, `demo`), "
+        "every reader and every Dagster step. It is the only source of that wait. From its "
+        "first moment a wait is reported: who holds the lock (Dagster run, what it writes, pid, "
+        "host, since when), again every 15 s, and how long it lasted; the sync's summary gives "
+        "it apart from its own time.",
+    )
     owners: Annotated[str, BeforeValidator(_owners)] = env_field(
-        "CREDITLENS_OWNERS", "team:creditlens"
+        "CREDITLENS_OWNERS",
+        "team:creditlens",
+        description="Owners of every asset in Dagster's UI: email addresses or `team:NAME`, "
+        "comma-separated.",
     )
-    # The ledger (and the reports that follow it) is stale in Dagster's UI this long after its
-    # last sync: the daily sync plus a margin for a slow or retried run.
+    # The daily sync plus a margin for a slow or retried run.
     ledger_stale_after_hours: PositiveNumber = env_field(
-        "CREDITLENS_LEDGER_STALE_AFTER_HOURS", 26.0
+        "CREDITLENS_LEDGER_STALE_AFTER_HOURS",
+        26.0,
+        description="Dagster's freshness policy: the ledger, and the reports that follow it, "
+        "show as stale (failing freshness) when not materialized for this long.",
     )
-    # Where CLI runs are recorded, so `dagster dev` over the same warehouse shows them. None: a
-    # folder beside the warehouse (DAGSTER_HOME, when set, wins). An ephemeral instance keeps
-    # them nowhere, a little faster, for throwaway runs (pipelines/dagster_home/home.py).
-    dagster_home: Path | None = env_field("CREDITLENS_DAGSTER_HOME", None)
-    dagster_instance: DagsterInstanceKind = env_field("CREDITLENS_DAGSTER_INSTANCE", "persistent")
-    # Accounts synced at once by one `creditlens sync` (and one Dagster step): each is mostly
-    # waiting on its own key's rate limit and round trips, so threads, not processes, and more
-    # than the cores; bounded, so a file of 500 accounts does not open 500 syncs at once.
+    # pipelines/dagster_home/home.py decides the folder; DAGSTER_HOME, when set, wins.
+    dagster_home: Path | None = env_field(
+        "CREDITLENS_DAGSTER_HOME",
+        None,
+        shown_default="`<warehouse dir>/.creditlens-dagster`",
+        description="The Dagster instance CLI runs are recorded in, so `dagster dev` over the "
+        "same warehouse shows them (docs/operating.md); created with "
+        "`pipelines/dagster_home/dagster.yaml` when it has no `dagster.yaml`. `DAGSTER_HOME`, "
+        "when set, wins.",
+    )
+    dagster_instance: DagsterInstanceKind = env_field(
+        "CREDITLENS_DAGSTER_INSTANCE",
+        "persistent",
+        description="`ephemeral`: CLI runs are recorded nowhere (an in-memory instance that "
+        "dies with the process), for throwaway syncs; the UI then never sees them. About 1.1 s "
+        "faster a sync, 1.5 s on a two-year first sync (`benchmarks/RESULTS.md`).",
+    )
+    # Each account mostly waits on its own key's rate limit and round trips, so threads, not
+    # processes, and more than the cores; bounded, so a file of 500 accounts does not open 500
+    # syncs at once.
     account_concurrency: Annotated[int, whole_number(), Field(ge=1, le=256)] = env_field(
-        "CREDITLENS_ACCOUNT_CONCURRENCY", 8
+        "CREDITLENS_ACCOUNT_CONCURRENCY",
+        8,
+        description="Accounts synced at once by one `creditlens sync` or Dagster step "
+        "(threads: each account waits on its own key's rate limit and round trips, not on the "
+        "CPU).",
     )
-    # Threads each DuckDB query may use (pipelines/warehouse/instances.py reads it when it
-    # starts an instance). None: DuckDB's own default, one per core it detects, which in a
-    # container counts the host's cores, not the container's share.
+    # pipelines/warehouse/instances.py reads it when it starts an instance. DuckDB's own default
+    # in a container counts the host's cores, not the container's share.
     duckdb_threads: Annotated[int | None, BeforeValidator(parse_duckdb_threads)] = env_field(
-        DUCKDB_THREADS_ENV, None
+        DUCKDB_THREADS_ENV,
+        None,
+        shown_default="unset: DuckDB's default, a thread per core it detects",
+        description="Threads each DuckDB query of creditlens may use. Set it where the cores "
+        "DuckDB detects are not the process's to use: in a container with a CPU limit (DuckDB "
+        "counts the host's cores), or where several syncs, Dagster steps or test workers share "
+        "the machine. polars, which creditlens also computes with, takes its own "
+        "`POLARS_MAX_THREADS`.",
     )
-    # The most memory one DuckDB query may hold before it spills to disk beside the warehouse
-    # (pipelines/warehouse/instances.py applies it at each open). None: each step's own limit.
+    # pipelines/warehouse/instances.py applies it at each open.
     duckdb_memory_limit: Annotated[str | None, BeforeValidator(parse_memory_limit)] = env_field(
-        DUCKDB_MEMORY_LIMIT_ENV, None
+        DUCKDB_MEMORY_LIMIT_ENV,
+        None,
+        shown_default="unset: each step's own limit",
+        description="The most memory one DuckDB query of creditlens may hold, in DuckDB's units "
+        "(`1GB`, `512MiB`; at least 1MB); past it DuckDB spills to a folder of its own beside "
+        "the warehouse (`.creditlens-spill-PID-N`), removed when the query's instance closes. "
+        "Each step's own limit is 512MB for most, 256MB for the landing and the analyst copy's "
+        "views, 64MB for the reconciliation's commit. Lower it in a container with a small "
+        "memory limit; a step whose own limit is lower keeps it.",
     )
-    # Alerts (docs/alerts.md). A UTC day is judged for spend anomalies once it is over by this
-    # much (late entries still arriving), in a sync that ran after that.
+    # Late entries still arrive after a UTC day ends.
     anomaly_grace_hours: Annotated[Decimal, BeforeValidator(non_negative_number)] = env_field(
-        "CREDITLENS_ANOMALY_GRACE_HOURS", Decimal(ANOMALY_GRACE_HOURS)
+        "CREDITLENS_ANOMALY_GRACE_HOURS",
+        Decimal(ANOMALY_GRACE_HOURS),
+        description="How long after a UTC day ends its late entries may still arrive: a day is "
+        "judged for spend anomalies once it is over by this much, now and at the account's "
+        "last successful sync (docs/alerts.md). `0` judges a day as soon as it is over.",
     )
-    # A spend anomaly is a notice about a past day: open (listed, its check WARN) this long.
     anomaly_open_days: PositiveNumber = env_field(
-        "CREDITLENS_ANOMALY_OPEN_DAYS", float(ANOMALY_OPEN_DAYS)
+        "CREDITLENS_ANOMALY_OPEN_DAYS",
+        float(ANOMALY_OPEN_DAYS),
+        description="Days a spend anomaly (a notice about a past day) stays open, listed and "
+        "its check WARN, before it closes by itself.",
     )
-    # An alert's message still unsent after this long is not sent: recorded as expired.
     alert_expiry_hours: PositiveNumber = env_field(
-        "CREDITLENS_ALERT_EXPIRY_HOURS", float(ALERT_EXPIRY_HOURS)
+        "CREDITLENS_ALERT_EXPIRY_HOURS",
+        float(ALERT_EXPIRY_HOURS),
+        description="An alert's message still unsent this long after it was queued is not "
+        "sent: recorded as `expired` in the outbox, with one warning. Statements never expire.",
     )
-    # How long the delivery after a sync, and a `creditlens alerts check` (or Dagster's delivery
-    # run), may send before leaving the rest in the outbox for the next run.
     sync_delivery_deadline_s: PositiveNumber = env_field(
-        "CREDITLENS_SYNC_DELIVERY_DEADLINE_S", 30.0
+        "CREDITLENS_SYNC_DELIVERY_DEADLINE_S",
+        30.0,
+        description="How long the delivery after a `creditlens sync` may send; what is left "
+        "waits in the outbox for the next run. Each send's timeout is at most what is left.",
     )
     delivery_deadline_s: PositiveNumber = env_field(
-        "CREDITLENS_DELIVERY_DEADLINE_S", float(DELIVERY_DEADLINE_S)
+        "CREDITLENS_DELIVERY_DEADLINE_S",
+        float(DELIVERY_DEADLINE_S),
+        description="The same for `creditlens alerts check` and Dagster's `alert_delivery` run.",
     )
-    # Where people open the report site (https://...): messages link each account's page.
-    # None: they name the page's path under CREDITLENS_REPORTS_DIR.
     site_url: Annotated[str | None, BeforeValidator(_site_url)] = env_field(
-        "CREDITLENS_SITE_URL", None
+        "CREDITLENS_SITE_URL",
+        None,
+        shown_default="unset: the page's path under `CREDITLENS_REPORTS_DIR`",
+        description="Where people open the report site (`https://...`): each alert's message "
+        "links its account's page there.",
     )
     accounts: tuple[AccountSettings, ...] = (AccountSettings(),)
     # The accounts file the accounts were read from (CREDITLENS_CONFIG, else ./creditlens.toml

@@ -1,12 +1,12 @@
 """What Dagster shows about each asset: who owns it, the columns of its table, its row count.
 
 Every warehouse table is declared once, as a ``Table`` of ``Column``s in
-``pipelines/warehouse/*_tables.py``, for its DDL, its comments and README's data dictionary;
-its Dagster column schema is derived from the same declaration here, so the UI cannot describe a
-column the warehouse does not have. An asset named after a table (``ledger_entries``,
-``daily_balance``, each snapshot) gets that table's schema and name; every asset gets the owners
-of ``CREDITLENS_OWNERS``. Row counts use Dagster's standard ``dagster/row_count`` key, so the
-UI plots them over time.
+``pipelines/warehouse/*_tables.py``, for its DDL, its comments and the data dictionary
+(docs/data-dictionary.md); its Dagster column schema is derived from the same declaration here,
+so the UI cannot describe a column the warehouse does not have. An asset named after a table
+(``ledger_entries``, ``daily_balance``, each snapshot) gets that table's schema and name; every
+asset gets the owners of ``CREDITLENS_OWNERS``. Row counts use Dagster's standard
+``dagster/row_count`` key, so the UI plots them over time.
 """
 
 from __future__ import annotations

@@ -75,7 +75,12 @@ ALERT_RULE_RUNS = Table(
         Column("rule", "VARCHAR", "The rule's name.", True),
         ACCOUNT,
         Column("evaluated_at", "TIMESTAMPTZ", "When (UTC).", True),
-        Column("data_day", "DATE", "The last whole UTC day evaluated (spend anomalies)."),
+        Column(
+            "data_day",
+            "DATE",
+            "The last UTC day judged for spend anomalies: over by the grace, on the platform's "
+            "clock, both now and at the account's last successful sync (docs/alerts.md).",
+        ),
     ),
     since=12,
 )

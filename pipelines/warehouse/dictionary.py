@@ -1,21 +1,28 @@
-"""README's data dictionary, generated from the same descriptions as the COMMENTs.
+"""The data dictionary, docs/data-dictionary.md, generated from the same descriptions as the
+COMMENTs.
 
-`python -m pipelines.warehouse.dictionary` prints it; `--write README.md` replaces the part of
-README between the data-dictionary markers, so the README cannot drift from the COMMENTs.
+Every table, view and column is described once, in its declaration (``*_tables.py``), which
+gives its DDL, its COMMENT and this page; so the page cannot drift from the schema analysts query
+(tests/pipeline/test_schema.py compares them).
+
+    python -m pipelines.warehouse.dictionary                                  # prints the page
+    python -m pipelines.warehouse.dictionary --write docs/data-dictionary.md  # writes it
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipelines.warehouse.schema import all_tables
 
-START = "<!-- data-dictionary:start -->"
-END = "<!-- data-dictionary:end -->"
+PAGE = Path("docs/data-dictionary.md")
+COMMAND = f"python -m pipelines.warehouse.dictionary --write {PAGE}"
 
 
 def data_dictionary() -> str:
+    """Each table and view: its description, then its columns with type and meaning."""
     out = []
     for table in all_tables():
         out.append(f"### `{table.name}` ({table.kind})\n\n{table.doc}\n")
@@ -26,15 +33,46 @@ def data_dictionary() -> str:
     return "\n".join(out)
 
 
-def write(readme: Path) -> None:
-    text = readme.read_text()
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    readme.write_text(f"{head}{START}\n{data_dictionary()}\n{END}{tail}")
+def page() -> str:
+    """The whole page: what it is, an index of every relation, then ``data_dictionary()``."""
+    index = [
+        f"| [`{t.name}`](#{t.name}-{t.kind}) | {t.kind} |"
+        for t in sorted(all_tables(), key=lambda t: t.name)
+    ]
+    return "\n".join(
+        [
+            "# Data dictionary",
+            "",
+            f"<!-- Generated from the schema's declarations: do not edit; run `{COMMAND}`. -->",
+            "",
+            "Every table, view and column of the warehouse, and of the analyst copy, which has "
+            "the same names, columns, types and comments ([analysts.md](analysts.md)). The text "
+            "is each one's `COMMENT` in DuckDB (`SELECT * FROM duckdb_columns()`), declared once "
+            "in `pipelines/warehouse/*_tables.py`; this page is generated from the same "
+            f"declarations (`{COMMAND}`), and a test fails when it differs from them. The schema "
+            "is versioned (`schema_version`); names are a public interface.",
+            "",
+            "| relation | kind |",
+            "|---|---|",
+            *index,
+            "",
+            "## Tables and views, in the order migrations create them",
+            "",
+            data_dictionary(),
+        ]
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--write":
+        Path(argv[1]).write_text(page(), encoding="utf-8")
+    elif not argv:
+        print(page(), end="")
+    else:
+        print(f"usage: {COMMAND}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--write":
-        write(Path(sys.argv[2]))
-    else:
-        print(data_dictionary())
+    sys.exit(main(sys.argv[1:]))

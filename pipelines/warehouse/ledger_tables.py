@@ -58,7 +58,8 @@ LEDGER_ENTRIES = Table(
         Column(
             "fingerprint",
             "VARCHAR",
-            "BLAKE2b-128 of the canonical text of every spec field (see README: identity rule).",
+            "BLAKE2b-128 of the canonical text of every spec field (docs/analysts.md: exactly "
+            "once without ids).",
             True,
         ),
         Column(
@@ -88,7 +89,8 @@ QUARANTINE_IDENTITY = (
     Column(
         "fingerprint",
         "VARCHAR",
-        "First 128 bits (hex) of SHA-256 over account and raw_json (see README: identity rule).",
+        "First 128 bits (hex) of SHA-256 over account and raw_json (docs/analysts.md: exactly "
+        "once without ids).",
     ),
     Column("occurrence", "INTEGER", "1..n among the account's rows with the same fingerprint."),
     Column(

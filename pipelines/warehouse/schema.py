@@ -3,7 +3,7 @@
 Analysts query the DuckDB file directly, so names and types here are promises. Each table is
 described once, in the module of the job that writes it (ledger_tables, snapshot_tables,
 audit_tables, reconciliation_tables, with the types in table.py): the DDL, the ``COMMENT ON``
-statements and README's data dictionary are all generated from it. A change is a new migration
+statements and docs/data-dictionary.md are all generated from it. A change is a new migration
 appended to ``MIGRATIONS``; an older warehouse upgrades in place, in order, each step in its own
 transaction.
 """
@@ -260,6 +260,10 @@ MIGRATIONS: list[Migration] = [
         statements=(
             "ALTER TABLE alert_outbox RENAME TO message_outbox",
             "ALTER TABLE message_outbox RENAME COLUMN alert_id TO subject_id",
+            # Comments that pointed at README now point at the docs page that says the rule.
+            *LEDGER_ENTRIES.comment_sql(),
+            *QUARANTINE.comment_sql(),
+            *ALERT_RULE_RUNS.comment_sql(),
         ),
     ),
 ]

@@ -1,4 +1,4 @@
-"""How a warehouse table is described: once, for its DDL, its COMMENTs and README.
+"""How a warehouse table is described: once, for its DDL, its COMMENTs and docs/data-dictionary.md.
 
 Analysts query the DuckDB file directly, so names, types and comments are promises; each table
 module declares its tables with these types, and pipelines/warehouse/schema.py versions them.

@@ -1,4 +1,4 @@
-"""An agency of three companies, configured as README says, receives exactly the messages a
+"""An agency of three companies, configured as docs/alerts.md says, receives exactly the messages a
 person would expect, once each: burnco's low balance and short runway, spikeco's spiking agent
 and its new hidden movement (not its old ones), topupco's low balance and, once its top-up
 lands, its recovery; on a Slack-format webhook and by email, delivered by `creditlens sync`."""

@@ -99,7 +99,7 @@ def test_file_names_are_slugs_with_a_hash(built: Built) -> None:
 
 
 def test_account_folders_are_guessable_from_the_name_alone(built: Built) -> None:
-    """What README's Reports section tells a script: the name when it is a safe slug, else its
+    """What docs/reports.md tells a script: the name when it is a safe slug, else its
     slug, "--" and the first 8 hex digits of blake2b-32 of the name (UTF-8)."""
     folders = {p.name for p in (built.site.out_dir / "accounts").iterdir()}
     digest = hashlib.blake2b(SECOND.encode(), digest_size=4).hexdigest()

@@ -1,8 +1,9 @@
-"""README's analyst cookbook, run as written against a synced warehouse.
+"""docs/analysts.md, run as written against a synced warehouse: every query on the page.
 
-Each query's result is checked against the simulator's own figures, computed here from its
-ground truth, so the README cannot drift from the schema nor the views from the truth; the
-UTC-day queries give the same answer whatever the session's time zone.
+Each cookbook query's result is checked against the simulator's own figures, computed here from
+its ground truth, so the page cannot drift from the schema nor the views from the truth; the
+UTC-day queries give the same answer whatever the session's time zone. The page's first query
+and its Python example run too, and a DuckDB 1.4 client runs every query as 2.0 does.
 """
 
 from __future__ import annotations
@@ -37,10 +38,23 @@ RELATIONS = (
 )
 
 
+ANALYSTS = ROOT / "docs" / "analysts.md"
+
+
+def blocks(language: str, text: str | None = None) -> list[str]:
+    """The page's code blocks in ``language``, as written."""
+    page = ANALYSTS.read_text(encoding="utf-8") if text is None else text
+    return re.findall(rf"```{language}\n(.*?)```", page, flags=re.S)
+
+
 def cookbook() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Analyst cookbook", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sql\n(.*?)```", section, flags=re.S)
+    section = ANALYSTS.read_text(encoding="utf-8").split("## Cookbook", 1)[1].split("\n## ", 1)[0]
+    return blocks("sql", section)
+
+
+def opening_query() -> str:
+    """The query the page opens the analyst copy with, before the cookbook."""
+    return blocks("sql")[0]
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +110,29 @@ def utc_month(moment: datetime) -> date:
 
 def test_the_cookbook_has_its_queries() -> None:
     assert len(cookbook()) == 6
+
+
+def test_every_query_on_the_page_is_one_a_test_runs() -> None:
+    """The page's SQL is the opening query and the cookbook's, which the tests below run; one
+    added elsewhere on the page would be run by none. Its one Python example is run too."""
+    assert blocks("sql") == [opening_query(), *cookbook()]
+    assert len(blocks("python")) == 1
+
+
+@pytest.mark.slow
+def test_the_python_example_runs_as_written(synced: tuple[Path, object]) -> None:
+    """The example, pointed at the synced copy instead of the demo's, gives the statement's
+    rows and a polars frame of the daily consumption."""
+    path, _ = synced
+    (example,) = blocks("python")
+    source = example.replace("creditlens-demo/warehouse.analyst.duckdb", str(path))
+    assert source != example, "the example no longer opens the demo's analyst copy"
+    names: dict[str, Any] = {}
+    exec(compile(source, str(ANALYSTS), "exec"), names)
+    names["con"].close()
+    statement = run(path, "SELECT * FROM monthly_statement ORDER BY account, month")
+    assert names["rows"] == statement and statement
+    assert names["frame"].height == len(run(path, "SELECT * FROM consumption_daily")) > 0
 
 
 @pytest.mark.slow
@@ -212,12 +249,10 @@ print(json.dumps({
 def test_a_duckdb_1_4_client_opens_the_copy_and_runs_the_cookbook(
     synced: tuple[Path, object],
 ) -> None:
-    """The copy is what BI tools open: README's queries (the cookbook's, and the analyst
-    section's first) answer in DuckDB 1.4 as in 2.0, over the same names, columns and types."""
+    """The copy is what BI tools open: docs/analysts.md's queries (the opening one and the
+    cookbook's) answer in DuckDB 1.4 as in 2.0, over the same names, columns and types."""
     path, _ = synced
-    readme = (ROOT / "README.md").read_text().split("## For analysts", 1)[1]
-    first = re.findall(r"```sql\n(.*?)```", readme, flags=re.S)[0]
-    queries = [first, *cookbook(), "SELECT * FROM consumption_daily ORDER BY ALL"]
+    queries = [opening_query(), *cookbook(), "SELECT * FROM consumption_daily ORDER BY ALL"]
     result = subprocess.run(
         [str(duckdb14_python()), "-c", CLIENT, str(path)],
         input=json.dumps(queries),

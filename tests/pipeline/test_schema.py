@@ -8,7 +8,8 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse.connection import apply_migration, current_version, migrate
-from pipelines.warehouse.dictionary import data_dictionary
+from pipelines.warehouse.dictionary import COMMAND, data_dictionary
+from pipelines.warehouse.dictionary import page as dictionary_page
 from pipelines.warehouse.schema import MIGRATIONS, Migration, all_tables, latest_version
 from pipelines.warehouse.writer import Warehouse
 
@@ -94,9 +95,21 @@ def test_every_table_view_and_column_has_a_comment(tmp_path: Path) -> None:
     assert undocumented == [] and tables == []
 
 
-def test_readme_data_dictionary_is_current() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert data_dictionary() in readme, "run: python -m pipelines.warehouse.dictionary"
+def test_the_data_dictionary_page_is_generated_from_the_schema(tmp_path: Path) -> None:
+    """docs/data-dictionary.md is the declarations' text, the same as the COMMENTs, and names
+    every table, view and column a new warehouse has, each with its COMMENT."""
+    page = (ROOT / "docs" / "data-dictionary.md").read_text(encoding="utf-8")
+    assert page == dictionary_page(), f"docs/data-dictionary.md is not the schema's: run {COMMAND}"
+    path = tmp_path / "w.duckdb"
+    Warehouse(path, lock_timeout_s=60).ensure()
+    with duckdb.connect(str(path), read_only=True) as con:
+        columns = con.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() "
+            "WHERE database_name = 'w' AND NOT internal"
+        ).fetchall()
+    sections = {s.split("`", 2)[1]: s for s in data_dictionary().split("### ")[1:]}
+    for table, name, comment in columns:
+        assert f"| `{name}` |" in sections[table] and comment in sections[table], (table, name)
 
 
 CATALOG = {
