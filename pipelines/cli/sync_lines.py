@@ -3,8 +3,10 @@ file), or the single account's lines as they always were; failures apart, for st
 
 from __future__ import annotations
 
-from pipelines.cli.history_summary import history_summary
+from datetime import date, timedelta
+
 from pipelines.cli.sync_report import SyncReport
+from pipelines.ledger.history_search import History
 from pipelines.reconciliation.summary import BREAKDOWN, HIDDEN_MOVEMENTS, SUMMARY
 
 
@@ -96,7 +98,7 @@ def reconciliation_lines(report: SyncReport) -> list[str]:
 
 def history_lines(report: SyncReport) -> list[str]:
     """What history discovery found when it ran, and the synced days against where the ledger
-    begins (pipelines/cli/history_summary.py)."""
+    begins (``history_summary`` below)."""
     return history_summary(report.history, report.begins, report.first)
 
 
@@ -131,4 +133,31 @@ def finding_lines(report: SyncReport, account: str | None = None) -> list[str]:
             continue  # listed with the movements, as the one after the last entry
         elif not check.passed or check.status == "unavailable":
             lines.append(f"  {check.name}: {check.message}")
+    return lines
+
+
+# The history lines: what discovery found, and how the synced days stand to where the ledger
+# begins (before it: read as asked; after it: left out, the balance carried in). Both ways of
+# starting elsewhere than the first day are said, never refused or left silent: the opening
+# check (transforms/opening.py) reads the same days the other way round.
+
+
+def history_summary(history: History | None, begins: date | None, first: date) -> list[str]:
+    """``history``: what discovery found in this sync, if it ran; ``begins``: where the ledger
+    begins (this or an earlier discovery); ``first``: the first day this sync read."""
+    lines = []
+    if history is not None:
+        lines.append(f"history: {history.sentence()}")
+    if begins is not None and first < begins:
+        before = (begins - timedelta(days=1)).isoformat()
+        lines.append(
+            f"history: the ledger begins {begins.isoformat()} (its first entry, found by history "
+            f"discovery); {first.isoformat()}..{before}, before it, were read as asked"
+        )
+    if begins is not None and first > begins and history is not None:
+        skipped_to = (first - timedelta(days=1)).isoformat()
+        lines.append(
+            f"history: {begins.isoformat()}..{skipped_to} not synced (--since or "
+            "CREDITLENS_LEDGER_START); the balance of those days is carried in"
+        )
     return lines
