@@ -36,15 +36,12 @@ from dagster import (
     asset,
     define_asset_job,
 )
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
 from benchmarks.harness.machine import load_line
 from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, PERSISTENT_EVENT_SETTINGS, QUIET
 from pipelines.dagster_home.home import prepare
 from pipelines.dagster_home.storage import creditlens_instance
+from pipelines.orchestration.partition_range import partition_range_tags
 
 # name -> (instance, event settings): "ephemeral", or a fresh folder with Dagster's own SQLite
 # storage ("stock") or the CLI's ("batching").
@@ -83,10 +80,7 @@ def run_once(days: int, kind: str) -> float:
     creation excluded: `benchmarks.dagster_instance` measures whole syncs)."""
     job = Definitions(assets=[empty], jobs=[define_asset_job("j", [empty])]).resolve_job_def("j")
     last = START + timedelta(days=days - 1)
-    tags = {
-        ASSET_PARTITION_RANGE_START_TAG: START.isoformat(),
-        ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
-    }
+    tags = partition_range_tags(START, last)
     instance = open_instance(kind)
     began = time.perf_counter()
     result = job.execute_in_process(run_config=QUIET, instance=instance, tags=tags)

@@ -16,15 +16,12 @@ from datetime import date
 from typing import Any
 
 from dagster import DagsterEventType, DagsterInstance, Definitions
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
 from pipelines.cli.errors import RunFailed
 from pipelines.dagster_home.instance import cli_tags, instance
 from pipelines.orchestration.account_work import AccountFailure
 from pipelines.orchestration.metadata import records_of
+from pipelines.orchestration.partition_range import partition_range_tags
 from pipelines.orchestration.sync_outcomes import SYNC_TAG
 from pipelines.runtime import progress
 
@@ -137,8 +134,7 @@ def run_job(
     if sync_id is not None:
         tags[SYNC_TAG] = sync_id
     if first is not None and last is not None:
-        tags[ASSET_PARTITION_RANGE_START_TAG] = first.isoformat()
-        tags[ASSET_PARTITION_RANGE_END_TAG] = last.isoformat()
+        tags.update(partition_range_tags(first, last))
     with event_settings(dagster_instance), progress.listening(_print_waits):
         ops = {name: {"config": config} for name, config in (op_config or {}).items()}
         result = job.execute_in_process(

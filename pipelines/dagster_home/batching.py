@@ -15,8 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy.exc as db_exc
+from dagster import EventLogEntry
+
+# The event types Dagster's SQL event logs index as asset events (store_event's test): unexported.
 from dagster._core.events import ASSET_EVENTS
-from dagster._core.events.log import EventLogEntry
+
+# The index database's asset table, whose rows store_event writes: Dagster exports no table schema.
 from dagster._core.storage.event_log.schema import AssetKeyTable
 
 # The columns of Dagster's asset table that its ``_get_asset_entry_values`` sets from an event.

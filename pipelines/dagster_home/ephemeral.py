@@ -7,6 +7,10 @@ every row it writes, and asks SQLAlchemy whether each table exists for every ass
 first sync of two years of history stored its 700-odd day materializations one by one. The
 rows written are Dagster's own (pipelines/dagster_home/batching.py); watchers of a run's events
 are told of each, in order, once its batch is stored, as they are after each event otherwise.
+
+``DagsterInstance.ephemeral()`` takes no storage of ours, so the instance is built here from the
+parts Dagster builds it from, which Dagster exports none of (tests/dagster/test_private_api.py
+fails when the pinned Dagster builds it from others).
 """
 
 from __future__ import annotations
@@ -15,15 +19,30 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from dagster import DagsterInstance
-from dagster._core.events.log import EventLogEntry
+from dagster import DagsterInstance, EventLogEntry
+
+# The kind DagsterInstance's constructor asks for: Dagster exports no name for it.
 from dagster._core.instance import InstanceType
+
+# The run launcher DagsterInstance.ephemeral() uses: Dagster exports no launcher.
 from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
-from dagster._core.run_coordinator import DefaultRunCoordinator
+
+# The run coordinator DagsterInstance.ephemeral() uses: Dagster exports no coordinator.
+from dagster._core.run_coordinator.sync_in_memory_run_coordinator import SyncInMemoryRunCoordinator
+
+# Subclassed for its one connection and batches: Dagster exports no storage class.
 from dagster._core.storage.event_log import InMemoryEventLogStorage
+
+# The cursor a watcher of the in-memory log is told, as its store_event does: not exported.
 from dagster._core.storage.event_log.base import EventLogCursor
+
+# The compute log manager DagsterInstance.ephemeral() uses: Dagster exports no manager.
 from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
+
+# The artifact storage DagsterInstance.ephemeral() uses: Dagster exports no artifact storage.
 from dagster._core.storage.root import TemporaryLocalArtifactStorage
+
+# Subclassed for its one connection: Dagster exports no storage class.
 from dagster._core.storage.runs import InMemoryRunStorage
 
 from pipelines.dagster_home.alembic_scripts import read_revision_scripts_once
@@ -73,6 +92,6 @@ def ephemeral_instance() -> DagsterInstance:
         run_storage=OneConnectionRunStorage(),
         event_storage=BatchingInMemoryEventLogStorage(),
         compute_log_manager=NoOpComputeLogManager(),
-        run_coordinator=DefaultRunCoordinator(),
+        run_coordinator=SyncInMemoryRunCoordinator(),
         run_launcher=SyncInMemoryRunLauncher(),
     )

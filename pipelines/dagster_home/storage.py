@@ -15,10 +15,12 @@ costs in an ephemeral instance (which batches the same way: pipelines/dagster_ho
 
 The files are Dagster's own: only the CLI's process writes through this class, and `dagster dev`
 reads the same folder with the stock storage. ``creditlens_instance`` builds the instance from a
-folder's dagster.yaml and swaps this storage in only where that file left Dagster's default
-SQLite storage, so a folder configured for another database is used exactly as configured; the
-same goes for the compute log manager, which a CLI run does without (its output is on the
-terminal; Dagster would otherwise start two `tail` processes and a watcher per step to copy it).
+folder's dagster.yaml and swaps this storage in only where that file names no storage, leaving
+Dagster's default SQLite storage: a folder whose dagster.yaml names one, another database or
+Dagster's own SQLite storage (``storage: sqlite: base_dir: ...``, the way to record without this
+class), is used exactly as configured. The same goes for the compute log manager, which a CLI
+run does without (its output is on the terminal; Dagster would otherwise start two `tail`
+processes and a watcher per step to copy it).
 """
 
 from __future__ import annotations
@@ -30,11 +32,23 @@ from typing import Any
 
 import yaml
 from dagster import DagsterInstance
+
+# A folder's configuration, to swap a part before from_ref opens it: from_config cannot swap one.
 from dagster._core.instance.ref import InstanceRef
+
+# Subclassed to write a batch at once through one connection: Dagster exports no storage class.
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
+# Subclassed to go through one connection: Dagster exports no storage class.
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+
+# The busy timeout Dagster's SQLite storages give each connection, kept for ours: not exported.
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+
+# Dagster's default storage of a folder, subclassed to hold the two above: not exported.
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+
+# How an instance's configuration names a class (InstanceRef's fields): Dagster exports no name.
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy.engine import Connection
 
@@ -44,6 +58,10 @@ from pipelines.dagster_home.one_connection import OneConnection, ThroughOneConne
 
 read_revision_scripts_once()
 
+# The keys of a dagster.yaml that choose the storage: today's, and the older one per storage.
+STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
+# What Dagster's configuration of a folder names where its dagster.yaml chooses nothing (module,
+# class): tests/dagster/test_private_api.py checks the installed Dagster still names these.
 DEFAULT_STORAGE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
 DEFAULT_COMPUTE_LOGS = ("dagster._core.storage.local_compute_log_manager", "LocalComputeLogManager")
 # A CLI run prints to the terminal itself: copying its stdout and stderr into files (two `tail`
@@ -117,11 +135,19 @@ def _is(data: ConfigurableClassData | None, default: tuple[str, str]) -> bool:
     return data is not None and (data.module_name, data.class_name) == default
 
 
+def names_its_storage(home: Path) -> bool:
+    """Whether the folder's dagster.yaml chooses the instance's storage itself, in any of the
+    forms Dagster reads (``storage``, or the older one key per storage), Dagster's SQLite too."""
+    path = home / "dagster.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return isinstance(config, dict) and any(config.get(key) for key in STORAGE_KEYS)
+
+
 def creditlens_instance(home: Path) -> DagsterInstance:
     """The instance of ``home`` as its dagster.yaml describes it, for a CLI process: batches
     written in one go, and no copy of the terminal's output (where Dagster's defaults stand)."""
     ref = InstanceRef.from_dir(str(home))
-    if _is(ref.storage_data, DEFAULT_STORAGE):
+    if _is(ref.storage_data, DEFAULT_STORAGE) and not names_its_storage(home):
         base_dir = yaml.safe_load(ref.storage_data.config_yaml)["base_dir"]
         ref = ref._replace(
             storage_data=ConfigurableClassData(

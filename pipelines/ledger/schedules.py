@@ -13,16 +13,12 @@ from dagster import (
     define_asset_job,
     schedule,
 )
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
-from pipelines.orchestration.schedules import SCHEDULE_TIMEZONE
+from pipelines.orchestration.partition_range import partition_range_tags
+from pipelines.orchestration.schedules import SCHEDULE_TIMEZONE, AssetJob
 
 
-def build_ledger_job() -> UnresolvedAssetJobDefinition:
+def build_ledger_job() -> AssetJob:
     """The job takes the ledger asset's partitions; a run's tags give the range of days."""
     return define_asset_job(
         "ledger_sync",
@@ -32,7 +28,7 @@ def build_ledger_job() -> UnresolvedAssetJobDefinition:
 
 
 def build_ledger_schedule(
-    job: UnresolvedAssetJobDefinition, partitions: DailyPartitionsDefinition, lookback_days: int
+    job: AssetJob, partitions: DailyPartitionsDefinition, lookback_days: int
 ) -> ScheduleDefinition:
     @schedule(
         job=job,
@@ -46,10 +42,7 @@ def build_ledger_schedule(
         first = max(today - timedelta(days=lookback_days), partitions.start.date())
         return RunRequest(
             run_key=f"ledger-{today.isoformat()}",
-            tags={
-                ASSET_PARTITION_RANGE_START_TAG: first.isoformat(),
-                ASSET_PARTITION_RANGE_END_TAG: today.isoformat(),
-            },
+            tags=partition_range_tags(first, today),
         )
 
     return daily_ledger_sync

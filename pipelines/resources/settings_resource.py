@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Self
 
 from dagster import ConfigurableResource, Failure
+
+# Only a config type's post_process runs before Dagster stores a run's config: none is exported.
 from dagster._config.config_type import ConfigScalar, ConfigScalarKind
 from pydantic import Field, ValidationError
 from pydantic_core import core_schema

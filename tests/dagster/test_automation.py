@@ -19,13 +19,10 @@ from dagster import (
     build_schedule_context,
     evaluate_automation_conditions,
 )
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
 from pipelines.cli.runner import QUIET
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.partition_range import partition_range_tags
 from pipelines.reports.schedules import daily_refresh
 from pipelines.snapshots.registry import TABLES
 from tests.conftest import Disposing, Simulated
@@ -41,10 +38,7 @@ def _ui_sync(defs: Definitions, dagster_instance: DagsterInstance, s: Simulated)
         instance=dagster_instance,
         run_config=QUIET,
         raise_on_error=False,
-        tags={
-            ASSET_PARTITION_RANGE_START_TAG: s.first_day.isoformat(),
-            ASSET_PARTITION_RANGE_END_TAG: last.isoformat(),
-        },
+        tags=partition_range_tags(s.first_day, last),
     )
     return result.success
 

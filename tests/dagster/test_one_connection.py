@@ -10,9 +10,8 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from dagster import DagsterRun
-from dagster._core.events import DagsterEvent, DagsterEventType, EngineEventData
-from dagster._core.events.log import EventLogEntry
+from dagster import DagsterEvent, DagsterEventType, DagsterRun, EventLogEntry
+from dagster._core.events import EngineEventData
 from sqlalchemy import event
 
 from pipelines.dagster_home.ephemeral import (
