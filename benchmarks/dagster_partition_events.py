@@ -41,7 +41,7 @@ from benchmarks.harness.machine import load_line
 from pipelines.cli.runner import EPHEMERAL_EVENT_SETTINGS, PERSISTENT_EVENT_SETTINGS, QUIET
 from pipelines.dagster_home.home import prepare
 from pipelines.dagster_home.storage import creditlens_instance
-from pipelines.orchestration.partition_range import partition_range_tags
+from pipelines.orchestration.runs import partition_range_tags
 
 # name -> (instance, event settings): "ephemeral", or a fresh folder with Dagster's own SQLite
 # storage ("stock") or the CLI's ("batching").

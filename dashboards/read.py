@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,9 @@ import polars as pl
 
 from dashboards import model, periods, read_findings, read_statement
 from dashboards.read_alerts import read_alerts, say_alerts
-from dashboards.read_status import say_failures
 from dashboards.usage import dimension_usage
 from pipelines.warehouse import statement_read
-from pipelines.warehouse.outcomes import read_statuses
+from pipelines.warehouse.outcomes import AccountStatus, read_statuses
 from pipelines.warehouse.read import (
     QueryError,
     ReadConnection,
@@ -389,3 +388,24 @@ def _key_audit_findings(
             found = by_id[finding_id]
             by_id[finding_id] = replace(found, places=(*found.places, place))
     return {k: list(v.values()) for k, v in out.items()}
+
+
+# What the site says of an account whose last sync failed: its pages show older data than the
+# day suggests, and the reader must know why before trusting a figure.
+
+
+def utc(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment is not None else "never"
+
+
+def say_failures(accounts: Sequence[model.Account], statuses: Sequence[AccountStatus]) -> None:
+    """A notice on each failing account's pages: what failed, when, and how old its figures are."""
+    failing = {s.account: s for s in statuses if s.failing}
+    for account in accounts:
+        status = failing.get(account.name)
+        if status is not None:
+            account.notices.append(
+                f"The last sync of {account.name} failed ({utc(status.last_failure_at)}): "
+                f"{status.last_failure}. Figures are as of its last successful sync "
+                f"({utc(status.last_success_at)})."
+            )

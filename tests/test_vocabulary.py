@@ -17,7 +17,7 @@ from dagster import DagsterRunStatus
 
 from dashboards.model import STATEMENT_LINES
 from dashboards.pages.findings import KIND_MEANING, PLACEMENT_ADVICE, PLACEMENT_MEANING
-from pipelines.orchestration.run_status import IN_A_PROCESS, UNFINISHED
+from pipelines.orchestration.runs import IN_A_PROCESS, UNFINISHED
 from pipelines.warehouse.finding_tables import HIDDEN_MOVEMENTS
 from pipelines.warehouse.reconciliation_tables import (
     BALANCE_BREAKS,

@@ -13,7 +13,7 @@ from dashboards import paths
 from dashboards.markup import Html, facts, para, section
 from dashboards.model import ReportData
 from dashboards.pages.common import SITE_CRUMBS, Downloads, File, page_file
-from dashboards.read_status import utc
+from dashboards.read import utc
 from dashboards.tables import Cell, Column, dash_cell, link_cell, text_cell
 from pipelines.warehouse.outcomes import AccountStatus
 

@@ -15,7 +15,7 @@ from dashboards.markup import Html, para
 from dashboards.model import KeyAudit, KeyAuditFinding, KeyAuditPlace
 from dashboards.pages.common import SITE_CRUMBS, Downloads, File, page_file, when
 from dashboards.tables import Column, dash_cell, number_cell, text_cell
-from pipelines.runtime.located_text import location_text, visible
+from pipelines.runtime.visible_text import location_text, visible
 from pipelines.warehouse.severity import Severity
 
 # Worst first, as the audit ranks them; "none" is no finding.
@@ -169,5 +169,5 @@ def finding_row(finding: KeyAuditFinding) -> list:
 
 
 def place_text(place: KeyAuditPlace) -> str:
-    """Where the finding is, as the terminal report says it (pipelines.runtime.located_text)."""
+    """Where the finding is, as the terminal report says it (pipelines.runtime.visible_text)."""
     return location_text(place)

@@ -20,7 +20,7 @@ from urllib.parse import quote
 from pipelines.audit.report import AuditReport, Finding, Location
 from pipelines.audit.roots import below_root
 from pipelines.audit.rules import RULES
-from pipelines.runtime.located_text import visible
+from pipelines.runtime.visible_text import visible
 from pipelines.warehouse.severity import Severity
 
 SCHEMA_URI = (

@@ -20,7 +20,7 @@ from pipelines.audit.endpoints import Outcome
 from pipelines.audit.report import AuditReport, Finding, KeyResult, KeyStatus, Location
 from pipelines.audit.report import severity_counts as counts_of
 from pipelines.audit.rules import BY_ID
-from pipelines.runtime.located_text import location_text, visible
+from pipelines.runtime.visible_text import location_text, visible
 from pipelines.warehouse.severity import Severity
 
 STYLE = {

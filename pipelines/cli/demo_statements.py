@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
-from pipelines.statements.run import close_and_deliver
+from pipelines.statements.delivery import close_and_deliver
 from simulator import Scenario, Simulator, serve
 from simulator.scenario import TopUpSpec
 

@@ -31,7 +31,7 @@ from pipelines.ledger.history_search import History
 from pipelines.orchestration.automation import CLI_RUN_TAG
 from pipelines.reports.assets import site_metadata
 from pipelines.statements.assets import materializations
-from pipelines.statements.run import CheckOutcome
+from pipelines.statements.delivery import CheckOutcome
 
 if TYPE_CHECKING:  # the site's modules load only when a report is built
     from dashboards import SiteResult

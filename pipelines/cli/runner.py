@@ -21,7 +21,7 @@ from pipelines.cli.errors import RunFailed
 from pipelines.dagster_home.instance import cli_tags, instance
 from pipelines.orchestration.account_work import AccountFailure
 from pipelines.orchestration.metadata import records_of
-from pipelines.orchestration.partition_range import partition_range_tags
+from pipelines.orchestration.runs import partition_range_tags
 from pipelines.orchestration.sync_outcomes import SYNC_TAG
 from pipelines.runtime import progress
 

@@ -9,7 +9,7 @@ from pipelines.cli.errors import UsageError
 from pipelines.cli.recorded import record_closes
 from pipelines.cli.report_command import parse_month
 from pipelines.config.settings import Settings
-from pipelines.statements.run import close_and_deliver
+from pipelines.statements.delivery import close_and_deliver
 from pipelines.warehouse.statement_read import read_statements
 
 

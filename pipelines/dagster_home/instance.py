@@ -22,7 +22,7 @@ from pipelines.dagster_home.ephemeral import ephemeral_instance
 from pipelines.dagster_home.home import home_for, prepare
 from pipelines.dagster_home.storage import creditlens_instance
 from pipelines.orchestration.automation import CLI_RUN_TAG
-from pipelines.orchestration.run_status import IN_A_PROCESS
+from pipelines.orchestration.runs import IN_A_PROCESS
 from pipelines.resources.warehouse import WAREHOUSE_POOL
 from pipelines.runtime.processes import process_alive
 

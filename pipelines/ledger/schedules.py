@@ -14,7 +14,7 @@ from dagster import (
     schedule,
 )
 
-from pipelines.orchestration.partition_range import partition_range_tags
+from pipelines.orchestration.runs import partition_range_tags
 from pipelines.orchestration.schedules import SCHEDULE_TIMEZONE, AssetJob
 
 

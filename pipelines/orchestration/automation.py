@@ -36,7 +36,7 @@ from dagster import (
     SkipReason,
 )
 
-from pipelines.orchestration.run_status import UNFINISHED
+from pipelines.orchestration.runs import UNFINISHED
 
 LEDGER = AssetKey("ledger_entries")
 RECONCILED = AssetKey("balance_breaks")  # every account's, one asset

@@ -13,9 +13,16 @@ different-looking ids, and U+FFFD would claim the data was undecodable when it w
 Characters legitimate text needs are left alone: letters of every script, emoji joiners,
 no-break spaces and the implicit direction marks (LRM, RLM), which cannot reorder what follows
 them the way overrides, embeddings and isolates do. Pure, no imports: every room may use it.
+
+The key audit's texts (file names, places, key names, server reasons) are stricter: every
+non-printable character is escaped (``visible``), so a file name is shown as it is, never as
+what it would do, the same on a terminal and on the report site (``location_text``).
 """
 
 from __future__ import annotations
+
+from itertools import takewhile
+from typing import Protocol
 
 # C0 and C1 controls and DEL; bidi embeddings and overrides (LRE..RLO) and isolates (LRI..PDI);
 # the line and paragraph separators, which break lines where no line break is expected.
@@ -45,3 +52,45 @@ def one_line(text: str) -> str:
     act on a terminal (ESC, bidi overrides, NUL) is shown escaped. Outside text should already
     be ``visible_text`` where it entered the message, so its newlines show as ``\\n``."""
     return visible_text(" ".join(text.split()))
+
+
+# The key audit's texts: every non-printable character escaped, and where a finding is.
+
+
+def visible(text: object) -> str:
+    """``text`` with every non-printable character (ESC, newline, bidi overrides, undecodable
+    bytes of a file name) written as its repr-style escape, such as ``\\x1b`` or ``\\u202e``;
+    None as the empty text."""
+    s = "" if text is None else str(text)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
+
+
+class Located(Protocol):
+    """Where a finding is, as the audit report and the key_audit_findings rows both hold it."""
+
+    path: str | None
+    line: int | None
+    column: int | None
+    commit: str | None
+    encoding: str | None
+    place: str | None
+    kind: str | None
+
+
+def location_text(loc: Located) -> str:
+    """``path:line:column in commit C (encoding)``, each part only where it is known (a column
+    only after a line), or, without a path, the inventory place and its kind ("unknown" when
+    none was given)."""
+    if loc.path is None:
+        return (
+            f"inventory place {visible(repr(loc.place or ''))} ({visible(loc.kind or 'unknown')})"
+        )
+    position = takewhile(lambda n: n is not None, (loc.line, loc.column))
+    notes = ((" in commit {}", loc.commit), (" ({})", loc.encoding))
+    return (
+        visible(loc.path)
+        + "".join(f":{n}" for n in position)
+        + "".join(form.format(visible(value)) for form, value in notes if value)
+    )

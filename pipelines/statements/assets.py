@@ -24,7 +24,7 @@ from pipelines.config.settings import Settings
 from pipelines.ledger.partitions import ledger_start_day
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.statements.close import CloseResult
-from pipelines.statements.run import CheckOutcome, close_and_deliver
+from pipelines.statements.delivery import CheckOutcome, close_and_deliver
 
 ASSET = "statement_closes"  # the asset is the table it writes, as every asset here
 MONTH_FORMAT = "%Y-%m"

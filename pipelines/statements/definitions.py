@@ -26,7 +26,7 @@ from pipelines.config.settings import Settings
 from pipelines.orchestration.automation import request_after_reconciliation
 from pipelines.resources.warehouse import WAREHOUSE_POOL, WarehouseResource
 from pipelines.statements.assets import build_asset, materializations
-from pipelines.statements.run import close_and_deliver
+from pipelines.statements.delivery import close_and_deliver
 from pipelines.statements.schedules import daily_close
 
 JOB = "statement_close"

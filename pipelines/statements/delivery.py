@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,15 @@ from pipelines.config.settings import Settings
 from pipelines.notify.apprise_sender import Attachment
 from pipelines.notify.delivery import Delivery, deliver
 from pipelines.statements import documents as docs
-from pipelines.statements.close import ClosedStatement, Loaded, Loader, Restatement, stored_loader
+from pipelines.statements.close import (
+    ClosedStatement,
+    CloseResult,
+    Loaded,
+    Loader,
+    Restatement,
+    check_closes,
+    stored_loader,
+)
 from pipelines.warehouse.outbox import Claimed, outbox_row
 from pipelines.warehouse.writer import Warehouse
 
@@ -151,3 +160,44 @@ def send_pending(
     return deliver(
         warehouse, alerting(settings, env, cwd), env, now, files=render, label="statements"
     )
+
+
+# One close check and what it sends, the same for `creditlens sync`, `creditlens close`, the
+# Dagster job after each reconciliation and the daily schedule. A close and its messages are
+# recorded in one transaction (the messages as outbox rows); sending follows through the outbox,
+# so a channel that is down loses nothing and never undoes a close: its messages wait and the next
+# check sends them. A crash between the two leaves neither, and the next check closes and queues
+# again.
+
+
+@dataclass
+class CheckOutcome:
+    result: CloseResult
+    queued: list[str] = field(default_factory=list)  # one line per message queued
+    warnings: list[str] = field(default_factory=list)
+
+
+def close_and_deliver(
+    warehouse: Warehouse, settings: Settings, month: date | None = None, resend: bool = False
+) -> CheckOutcome:
+    """Closes and restates (``month`` only when given) and queues their messages, in one
+    transaction, then sends. ``resend``: a month asked for by hand that is closed already is
+    queued again (its latest version), and every month asked for is sent, one or several."""
+
+    def messages(result: CloseResult) -> list[dict[str, Any]]:
+        issued = [*result.issued, *(result.already_closed if resend else [])]
+        first = set() if resend else result.first_close_accounts
+        rows = message_rows(settings, issued, result.restated, first, resend)
+        if result.unsent:  # closed by an earlier version, never queued: queued once, now
+            rows += message_rows(settings, result.unsent, [], set())
+        return rows
+
+    result = check_closes(warehouse, settings, month, messages=messages, again=resend)
+    outcome = CheckOutcome(result, queued_lines(result.queued))
+    if result.changed or result.queued:
+        warehouse.publish_analyst_copy()
+    try:
+        outcome.warnings += send_pending(warehouse, settings).warnings
+    except Exception as exc:  # a channel must never fail the check: the outbox keeps them
+        outcome.warnings.append(f"statements: not sent: {type(exc).__name__}: {exc}")
+    return outcome

@@ -22,7 +22,7 @@ from dagster import (
 
 from pipelines.cli.runner import QUIET
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.partition_range import partition_range_tags
+from pipelines.orchestration.runs import partition_range_tags
 from pipelines.reports.schedules import daily_refresh
 from pipelines.snapshots.registry import TABLES
 from tests.conftest import Disposing, Simulated

@@ -58,7 +58,7 @@ from pipelines.dagster_home.storage import (
     OneConnectionSqliteRunStorage,
     creditlens_instance,
 )
-from pipelines.orchestration.partition_range import (
+from pipelines.orchestration.runs import (
     PARTITION_RANGE_END_TAG,
     PARTITION_RANGE_START_TAG,
 )
@@ -543,7 +543,7 @@ PRIVATE: tuple[Private, ...] = (
     Private(
         "dagster._core.storage.tags",
         "ASSET_PARTITION_RANGE_START_TAG",
-        ("pipelines/orchestration/partition_range.py",),
+        ("pipelines/orchestration/runs.py",),
         "a run tag Dagster stores and shows but exports no constant for: spelled there",
         _tag_value(PARTITION_RANGE_START_TAG),
         use="spelled",
@@ -551,7 +551,7 @@ PRIVATE: tuple[Private, ...] = (
     Private(
         "dagster._core.storage.tags",
         "ASSET_PARTITION_RANGE_END_TAG",
-        ("pipelines/orchestration/partition_range.py",),
+        ("pipelines/orchestration/runs.py",),
         "a run tag Dagster stores and shows but exports no constant for: spelled there",
         _tag_value(PARTITION_RANGE_END_TAG),
         use="spelled",
