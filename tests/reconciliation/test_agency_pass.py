@@ -66,7 +66,7 @@ def _land(warehouse: Warehouse, case: Case, account: str, resync: int) -> Callab
 
 
 @pytest.mark.slow
-@settings(SOME, max_examples=12)
+@settings(SOME, max_examples=8)
 @given(
     cases=st.lists(one_case(), min_size=2, max_size=4),
     resyncs=st.lists(st.integers(0, 2), min_size=4, max_size=4),
