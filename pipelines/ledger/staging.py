@@ -28,10 +28,10 @@ from pipelines.api.windows import Window
 from pipelines.api.wire import WireColumns, parse_created_at, validate_columns
 from pipelines.runtime.failpoints import failpoint
 from pipelines.runtime.processes import process_alive
+from pipelines.warehouse.landing import LANDING_ROWS
 from transforms.identify import with_fingerprint
 
 BATCH_ROWS = 20_000
-LANDING_ROWS = 100_000  # rows per landing INSERT: DuckDB's working set, not the range's
 OWNER_FILE = "owner.pid"
 
 

@@ -14,7 +14,11 @@ from typing import Any
 import duckdb
 
 from pipelines.warehouse.connection import open_for_write, transaction
-from pipelines.warehouse.one_commit import write_each_in_one_commit
+from pipelines.warehouse.one_commit import (
+    AccountLeftOut,
+    shared_statements,
+    write_together_in_one_commit,
+)
 from pipelines.warehouse.rows import insert_dicts
 
 
@@ -76,8 +80,29 @@ def land_snapshots(
         insert_dicts(con, snapshot.table, snapshot.rows)
         return True
 
-    stored = write_each_in_one_commit(
-        path, lock_timeout_s, snapshots, store, key=lambda s: (s.table, s.account),
+    def store_all(
+        con: duckdb.DuckDBPyConnection, pending: Sequence[SnapshotLanding]
+    ) -> dict[object, bool]:
+        """``store`` for every snapshot, the changed ones' rows in one INSERT per table and
+        columns (500 accounts' four kinds were 2,000 statements)."""
+        done: dict[object, bool] = {}
+        shapes: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+        for snapshot in pending:
+            if not snapshot.rows:
+                empty = ValueError("a snapshot has at least one row")
+                raise AccountLeftOut((snapshot.table, snapshot.account), empty)
+            changed = latest.get((snapshot.table, snapshot.account)) != snapshot.content_hash
+            done[(snapshot.table, snapshot.account)] = changed
+            if changed:
+                for row in snapshot.rows:
+                    shapes.setdefault((snapshot.table, tuple(row)), []).append(row)
+        with shared_statements():
+            for (table, _), rows in shapes.items():
+                insert_dicts(con, table, rows)
+        return done
+
+    stored = write_together_in_one_commit(
+        path, lock_timeout_s, snapshots, store_all, store, key=lambda s: (s.table, s.account),
         setup=read_latest,
     )  # fmt: skip
     return {(str(k[0]), str(k[1])): v for k, v in stored.items()}  # type: ignore[index]

@@ -18,8 +18,12 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse.instances import limit_memory
-from pipelines.warehouse.one_commit import write_each_in_one_commit
-from pipelines.warehouse.rows import count
+from pipelines.warehouse.one_commit import (
+    AccountLeftOut,
+    shared_statements,
+    write_together_in_one_commit,
+)
+from pipelines.warehouse.rows import ROWS_PER_STATEMENT, count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
 from transforms.identify import identified_sql, quarantine_identified_sql
 
@@ -58,6 +62,9 @@ class InvariantBroken(RuntimeError):
 # Inserted rows stay in DuckDB's buffers up to its limit until COMMIT; a backfill's landing need
 # not hold more than a few groups of them (measured at 1M entries: 45 MB less peak for 0.4 s more).
 LANDING_MEMORY_LIMIT = "256MB"
+# Entries per landing INSERT (a staged group's size, pipelines/ledger/staging.py; several small
+# accounts together): DuckDB's working set, not the range's.
+LANDING_ROWS = 100_000
 
 
 def paths_sql(paths: Sequence[Path]) -> str:
@@ -76,18 +83,151 @@ def land_ledger(path: Path, lock_timeout_s: float, landing: LedgerLanding) -> La
 def land_ledgers(
     path: Path, lock_timeout_s: float, landings: Sequence[LedgerLanding]
 ) -> dict[str, LandingResult | BaseException]:
-    """Every account's staged days in ONE transaction (pipelines/warehouse/one_commit.py): per
-    account, what it landed, or why it was left out of the commit (the others land)."""
-    landed = write_each_in_one_commit(
-        path,
-        lock_timeout_s,
-        landings,
-        _land_one,
-        key=lambda landing: landing.account,
-        setup=lambda con: limit_memory(con, LANDING_MEMORY_LIMIT),
-        failpoint_name="transaction",
-    )
+    """Every account's staged days in ONE transaction (pipelines/warehouse/one_commit.py) and in
+    a few statements for all of them: per account, what it landed, or why it was left out of the
+    commit (the others land)."""
+    landed = write_together_in_one_commit(
+        path, lock_timeout_s, landings, _land_all, _land_one, key=lambda x: x.account,
+        setup=lambda con: limit_memory(con, LANDING_MEMORY_LIMIT), failpoint_name="transaction",
+    )  # fmt: skip
     return {str(account): result for account, result in landed.items()}
+
+
+# The accounts of one landing and their replaced days, as the rows ``d`` its statements join.
+_DAYS = "landing_days"
+_IN_DAYS = "{t}.account = d.account AND {t}.entry_day BETWEEN d.range_start AND d.range_end"
+
+
+def _land_all(
+    con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]
+) -> dict[object, LandingResult]:
+    """Replaces every account's days inside the open transaction, each statement over all the
+    accounts (500 accounts' daily syncs were 3,500 statements and as many scans of the ledger);
+    the invariant fetched = landed + quarantined is then checked per account, and an account
+    breaking it is left out of the commit (``AccountLeftOut``), the others landed again."""
+    started = time.monotonic()
+    with shared_statements():
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_DAYS} "
+            "(account VARCHAR, run_id VARCHAR, range_start DATE, range_end DATE)"
+        )
+        for chunk in _chunks(landings, ROWS_PER_STATEMENT):
+            con.execute(
+                f"INSERT INTO {_DAYS} VALUES " + ", ".join("(?, ?, ?, ?)" for _ in chunk),
+                [v for x in chunk for v in (x.account, x.run_id, x.range_start, x.range_end)],
+            )
+        replaced = _counts(
+            con,
+            f"SELECT d.account, count(*) FROM ledger_entries JOIN {_DAYS} d "
+            f"ON {_IN_DAYS.format(t='ledger_entries')} GROUP BY d.account",
+        )
+        for table in ("ledger_entries", "quarantine"):
+            con.execute(f"DELETE FROM {table} USING {_DAYS} d WHERE {_IN_DAYS.format(t=table)}")
+        _insert_all_entries(con, landings)
+        _insert_all_quarantine(con, landings)
+        landed = _counts(
+            con,
+            f"SELECT d.account, count(*) FROM ledger_entries JOIN {_DAYS} d "
+            "ON ledger_entries.account = d.account AND ledger_entries.run_id = d.run_id "
+            "GROUP BY d.account",
+        )
+        quarantined = _counts(
+            con,
+            f"SELECT d.account, count(*) FROM quarantine JOIN {_DAYS} d "
+            "ON quarantine.account = d.account AND quarantine.run_id = d.run_id "
+            "GROUP BY d.account",
+        )
+    for landing in landings:
+        got = landed.get(landing.account, 0), quarantined.get(landing.account, 0)
+        if landing.entries_fetched != sum(got):
+            broken = InvariantBroken(
+                f"entries fetched ({landing.entries_fetched}) != landed ({got[0]}) + "
+                f"quarantined ({got[1]}); nothing was written"
+            )
+            raise AccountLeftOut(landing.account, broken) from broken
+    _record_runs(con, landings, landed, quarantined)
+    con.execute(f"DROP TABLE {_DAYS}")
+    took = time.monotonic() - started
+    return {
+        x.account: LandingResult(
+            landed.get(x.account, 0), quarantined.get(x.account, 0),
+            replaced.get(x.account, 0), took,
+        )
+        for x in landings
+    }  # fmt: skip
+
+
+def _counts(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, int]:
+    return {str(account): int(n) for account, n in con.execute(sql).fetchall()}
+
+
+def _chunks(items: Sequence[LedgerLanding], size: int) -> list[Sequence[LedgerLanding]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _insert_all_entries(con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]) -> None:
+    """One INSERT per batch of about ``LANDING_ROWS`` entries: a daily sync's accounts together,
+    a large account's groups one at a time, as it lands alone (DuckDB's working set stays one
+    group's). Groups of one account hold disjoint whole days, so numbering occurrences within a
+    day never needs another batch's rows."""
+    columns = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
+    for files in _batches(landings):
+        identified = identified_sql(f"read_parquet({paths_sql(files)})")
+        con.execute(f"INSERT INTO ledger_entries ({columns}) SELECT {columns} FROM ({identified})")
+
+
+def _batches(landings: Sequence[LedgerLanding]) -> list[list[Path]]:
+    batches: list[list[Path]] = []
+    small: list[Path] = []
+    rows = 0
+    for landing in landings:
+        groups = [g for g in landing.entry_files if g]
+        if len(groups) == 1 and landing.entries_fetched <= LANDING_ROWS:
+            if small and rows + landing.entries_fetched > LANDING_ROWS:
+                batches.append(small)
+                small, rows = [], 0
+            small.extend(groups[0])
+            rows += landing.entries_fetched
+        else:
+            batches.extend(list(g) for g in groups)
+    return [*batches, small] if small else batches
+
+
+def _insert_all_quarantine(
+    con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]
+) -> None:
+    """``_insert_quarantine``'s rule for every account at once: each staged reject replaces
+    every earlier row of its fingerprint in its account, whatever its day."""
+    files = [f for x in landings for f in x.quarantine_files]
+    if not files:
+        return
+    columns = ", ".join(c.name for c in QUARANTINE.columns)
+    staged = quarantine_identified_sql(f"read_parquet({paths_sql(files)})")
+    con.execute(f"CREATE TEMP TABLE staged_quarantine AS SELECT {columns} FROM ({staged})")
+    con.execute(
+        "DELETE FROM quarantine USING staged_quarantine s "
+        "WHERE quarantine.account = s.account AND quarantine.fingerprint = s.fingerprint"
+    )
+    con.execute(f"INSERT INTO quarantine ({columns}) SELECT {columns} FROM staged_quarantine")
+    con.execute("DROP TABLE staged_quarantine")
+
+
+def _record_runs(
+    con: duckdb.DuckDBPyConnection,
+    landings: Sequence[LedgerLanding],
+    landed: dict[str, int],
+    quarantined: dict[str, int],
+) -> None:
+    for chunk in _chunks(landings, ROWS_PER_STATEMENT):
+        con.execute(
+            "INSERT INTO sync_runs VALUES "
+            + ", ".join("(?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk),
+            [
+                v
+                for x in chunk
+                for v in _run_values(x, landed.get(x.account, 0), quarantined.get(x.account, 0))
+            ],
+        )
 
 
 def _land_one(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> LandingResult:
@@ -165,23 +305,28 @@ def _insert_quarantine(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -
 def _record_run(
     con: duckdb.DuckDBPyConnection, landing: LedgerLanding, landed: int, quarantined: int
 ) -> None:
-    elapsed = datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
     con.execute(
         "INSERT INTO sync_runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            landing.account,
-            landing.run_id,
-            landing.started_at,
-            landing.range_start,
-            landing.range_end,
-            landing.windows,
-            landing.pages,
-            landing.window_restarts,
-            landing.requests,
-            landing.retries,
-            landing.entries_fetched,
-            landed,
-            quarantined,
-            elapsed.total_seconds(),
-        ],
+        _run_values(landing, landed, quarantined),
     )
+
+
+def _run_values(landing: LedgerLanding, landed: int, quarantined: int) -> list[object]:
+    """A ``sync_runs`` row but its ``finished_at`` (the statement's ``now()``), in column order."""
+    elapsed = datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
+    return [
+        landing.account,
+        landing.run_id,
+        landing.started_at,
+        landing.range_start,
+        landing.range_end,
+        landing.windows,
+        landing.pages,
+        landing.window_restarts,
+        landing.requests,
+        landing.retries,
+        landing.entries_fetched,
+        landed,
+        quarantined,
+        elapsed.total_seconds(),
+    ]

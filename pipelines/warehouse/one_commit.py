@@ -16,7 +16,8 @@ leaves every account landed, and a rerun lands the same data.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,6 +33,23 @@ R = TypeVar("R")
 # What one account's write can raise that is its own: a bug in its rows (an invariant, a value
 # DuckDB refuses), never the lock or the disk, which every account shares.
 OWN_FAILURES: tuple[type[BaseException], ...] = (duckdb.Error, ValueError, RuntimeError)
+
+
+class SharedStatementRefused(RuntimeError):
+    """DuckDB refused a statement that writes several accounts' rows at once: whose, it cannot
+    say, so the step is written again one account at a time, which names it."""
+
+
+@contextlib.contextmanager
+def shared_statements() -> Iterator[None]:
+    """Statements over several accounts' rows: a refusal is ``SharedStatementRefused``; a full
+    disk or memory is the installation's and stays what it is."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if is_disk_full(exc) or isinstance(exc, duckdb.OutOfMemoryException):
+            raise
+        raise SharedStatementRefused(str(exc)) from exc
 
 
 class AccountLeftOut(Exception):
@@ -55,13 +73,46 @@ def write_each_in_one_commit(
 ) -> dict[object, R | BaseException]:
     """``write`` for every item in ONE transaction; per item's key, what it returned, or what it
     raised on its own (those items are left out of the commit, the others land)."""
+
+    def each(con: duckdb.DuckDBPyConnection, pending: Sequence[T]) -> dict[object, R]:
+        done: dict[object, R] = {}
+        for item in pending:
+            try:
+                done[key(item)] = write(con, item)
+            except OWN_FAILURES as exc:
+                if is_disk_full(exc) or isinstance(exc, duckdb.OutOfMemoryException):
+                    raise  # the installation's, not this account's: nothing is committed
+                raise AccountLeftOut(key(item), exc) from exc
+        return done
+
+    return write_all_in_one_commit(
+        path, lock_timeout_s, items, each, key=key, setup=setup, failpoint_name=failpoint_name
+    )
+
+
+def write_all_in_one_commit(
+    path: Path,
+    lock_timeout_s: float,
+    items: Sequence[T],
+    write_all: Callable[[duckdb.DuckDBPyConnection, Sequence[T]], dict[object, R]],
+    *,
+    key: Callable[[T], object],
+    setup: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    failpoint_name: str | None = None,
+) -> dict[object, R | BaseException]:
+    """``write_all`` over every item at once, in ONE transaction: a few statements for all the
+    accounts instead of a few per account. An item it names as failing on its own
+    (``AccountLeftOut``) is left out, and the transaction runs again without it."""
     left_out: dict[object, R | BaseException] = {}
     pending = list(items)
     while pending:
         try:
-            done = _one_transaction(
-                path, lock_timeout_s, pending, write, key, setup, failpoint_name
-            )
+            with open_for_write(path, lock_timeout_s) as con, transaction(con):
+                if setup is not None:
+                    setup(con)
+                done = write_all(con, pending)
+                if failpoint_name is not None:
+                    failpoint(failpoint_name)
         except AccountLeftOut as out:
             left_out[out.key] = out.cause
             pending = [item for item in pending if key(item) != out.key]
@@ -70,26 +121,22 @@ def write_each_in_one_commit(
     return left_out
 
 
-def _one_transaction(
+def write_together_in_one_commit(
     path: Path,
     lock_timeout_s: float,
     items: Sequence[T],
+    write_all: Callable[[duckdb.DuckDBPyConnection, Sequence[T]], dict[object, R]],
     write: Callable[[duckdb.DuckDBPyConnection, T], R],
+    *,
     key: Callable[[T], object],
-    setup: Callable[[duckdb.DuckDBPyConnection], None] | None,
-    failpoint_name: str | None,
+    setup: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    failpoint_name: str | None = None,
 ) -> dict[object, R | BaseException]:
-    done: dict[object, R | BaseException] = {}
-    with open_for_write(path, lock_timeout_s) as con, transaction(con):
-        if setup is not None:
-            setup(con)
-        for item in items:
-            try:
-                done[key(item)] = write(con, item)
-            except OWN_FAILURES as exc:
-                if is_disk_full(exc) or isinstance(exc, duckdb.OutOfMemoryException):
-                    raise  # the installation's, not this account's: nothing is committed
-                raise AccountLeftOut(key(item), exc) from exc
-        if failpoint_name is not None:
-            failpoint(failpoint_name)
-    return done
+    """``write_all`` over every item at once; if DuckDB refuses one of its shared statements
+    (``shared_statements``), ``write`` item by item, which names whose rows they were: the same
+    outcome either way, in a few statements when nothing is wrong."""
+    options = {"key": key, "setup": setup, "failpoint_name": failpoint_name}
+    try:
+        return write_all_in_one_commit(path, lock_timeout_s, items, write_all, **options)  # type: ignore[arg-type]
+    except SharedStatementRefused:
+        return write_each_in_one_commit(path, lock_timeout_s, items, write, **options)  # type: ignore[arg-type]

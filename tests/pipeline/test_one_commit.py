@@ -96,3 +96,60 @@ def test_snapshots_of_every_account_and_kind_are_stored_in_one_commit_one_failin
         warehouse.path,
     )
     assert counted == [("acme", 1), ("globex", 1)]
+
+
+def test_rows_duckdb_refuses_in_a_shared_statement_are_pinned_on_their_account(
+    simulated: Start, tmp_path: Path
+) -> None:
+    """The accounts land in shared statements; a staged file DuckDB cannot read fails the
+    statement of every account in it, so the step lands one account at a time, which names the
+    account: it alone is left out, and the others land exactly."""
+    s = simulated("small")
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
+    settings = ApiSettings(base_url=s.url, api_key=s.key, processes=1)
+    with PlatformClient(settings) as client:
+        staged = [
+            stage_ledger(
+                client,
+                account=name,
+                first=s.first_day,
+                last=s.today,
+                run_id="run-1",
+                staging_root=tmp_path / "staging",
+            )
+            for name in ("good", "unreadable", "also-good")
+        ]
+    garbage = tmp_path / "not-parquet.parquet"
+    garbage.write_bytes(b"this is not a Parquet file")
+    files = staged[1].landing.entry_files
+    staged[1].landing = replace(staged[1].landing, entry_files=[[*files[0], garbage], *files[1:]])
+    results = land_staged(warehouse, staged)
+
+    assert isinstance(results["unreadable"], duckdb.Error), results["unreadable"]
+    for name in ("good", "also-good"):
+        assert not isinstance(results[name], BaseException), results[name]
+        assert landed(warehouse.path, name) == truth(s)
+    assert landed(warehouse.path, "unreadable") == []
+    runs = _rows("SELECT account FROM sync_runs ORDER BY account", warehouse.path)
+    assert runs == [("also-good",), ("good",)]
+
+
+def test_a_snapshot_row_duckdb_refuses_leaves_out_its_account_alone(tmp_path: Path) -> None:
+    """Snapshots of one kind land in one INSERT for every account; a row DuckDB cannot cast
+    fails it for all, so they are stored one by one, which pins the refusal on its account."""
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
+    now = datetime.now(UTC)
+
+    def summary(account: str, fetched_at: object) -> SnapshotLanding:
+        row = {"account": account, "fetched_at": fetched_at, "run_id": "run-1",
+               "content_hash": f"h-{account}", "raw_json": "{}", "shape_ok": True}  # fmt: skip
+        return SnapshotLanding("consumption_snapshots", account, f"h-{account}", [row])
+
+    stored = warehouse.land_snapshots(
+        [summary("acme", now), summary("bad", "not a time"), summary("globex", now)]
+    )
+    assert stored[("consumption_snapshots", "acme")] is True
+    assert stored[("consumption_snapshots", "globex")] is True
+    assert isinstance(stored[("consumption_snapshots", "bad")], duckdb.Error)
+    counted = _rows("SELECT account FROM consumption_snapshots ORDER BY account", warehouse.path)
+    assert counted == [("acme",), ("globex",)]
