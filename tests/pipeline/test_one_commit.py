@@ -17,7 +17,7 @@ import duckdb
 
 from pipelines.api.client import PlatformClient
 from pipelines.api.options import ApiSettings
-from pipelines.ledger.sync import land_staged, stage_ledger
+from pipelines.ledger.sync import StagedLedger, land_staged, stage_ledger
 from pipelines.warehouse.writer import InvariantBroken, SnapshotLanding, Warehouse
 from tests.conftest import Simulated
 from tests.pipeline.helpers import landed, truth
@@ -33,25 +33,26 @@ def _rows(sql: str, path: Path) -> list[tuple]:
         con.close()
 
 
+def _staged(s: Simulated, staging: Path, names: tuple[str, ...]) -> list[StagedLedger]:
+    """Each named account's whole ledger read from ``s`` and staged, ready to land."""
+    settings = ApiSettings(base_url=s.url, api_key=s.key, processes=1)
+    with PlatformClient(settings) as client:
+        return [
+            stage_ledger(
+                client, account=name, first=s.first_day, last=s.today, run_id="run-1",
+                staging_root=staging,
+            )
+            for name in names
+        ]  # fmt: skip
+
+
 def test_an_account_breaking_the_invariant_is_left_out_and_the_others_land_in_one_commit(
     simulated: Start, tmp_path: Path
 ) -> None:
     s = simulated("small")
     warehouse = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
     staging = tmp_path / "staging"
-    settings = ApiSettings(base_url=s.url, api_key=s.key, processes=1)
-    with PlatformClient(settings) as client:
-        staged = [
-            stage_ledger(
-                client,
-                account=name,
-                first=s.first_day,
-                last=s.today,
-                run_id="run-1",
-                staging_root=staging,
-            )
-            for name in ("good", "broken", "also-good")
-        ]
+    staged = _staged(s, staging, ("good", "broken", "also-good"))
     staged[1].landing = replace(
         staged[1].landing, entries_fetched=staged[1].landing.entries_fetched + 1
     )
@@ -106,19 +107,7 @@ def test_rows_duckdb_refuses_in_a_shared_statement_are_pinned_on_their_account(
     account: it alone is left out, and the others land exactly."""
     s = simulated("small")
     warehouse = Warehouse(tmp_path / "warehouse.duckdb", lock_timeout_s=60)
-    settings = ApiSettings(base_url=s.url, api_key=s.key, processes=1)
-    with PlatformClient(settings) as client:
-        staged = [
-            stage_ledger(
-                client,
-                account=name,
-                first=s.first_day,
-                last=s.today,
-                run_id="run-1",
-                staging_root=tmp_path / "staging",
-            )
-            for name in ("good", "unreadable", "also-good")
-        ]
+    staged = _staged(s, tmp_path / "staging", ("good", "unreadable", "also-good"))
     garbage = tmp_path / "not-parquet.parquet"
     garbage.write_bytes(b"this is not a Parquet file")
     files = staged[1].landing.entry_files
