@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from benchmarks.harness.machine import load_line
-from dashboards import build_site
+from dashboards.site import build_site
 from pipelines.warehouse.writer import Warehouse
 
 TARGET_S = 15.0

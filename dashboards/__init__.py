@@ -1,6 +1,5 @@
-"""The offline report site: static HTML pages with Plotly charts, built from the warehouse."""
+"""The offline report site: static HTML pages with Plotly charts, built from the warehouse.
 
-from dashboards.read import ReportError
-from dashboards.site import SiteResult, build_site
-
-__all__ = ["ReportError", "SiteResult", "build_site"]
+Nothing is imported here: a module that needs one page's path (an alert's link) must not pay
+for the whole site (``dashboards.site``), nor a sync for Plotly.
+"""

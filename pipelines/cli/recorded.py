@@ -34,7 +34,7 @@ from pipelines.statements.assets import materializations
 from pipelines.statements.delivery import CheckOutcome
 
 if TYPE_CHECKING:  # the site's modules load only when a report is built
-    from dashboards import SiteResult
+    from dashboards.site import SiteResult
 from pipelines.warehouse.row_counts import table_rows
 
 COMMAND_TAG = "creditlens/command"

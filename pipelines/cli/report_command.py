@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from dashboards import ReportError, SiteResult, build_site
+from dashboards.read import ReportError
+from dashboards.site import SiteResult, build_site
 from pipelines.cli.errors import UsageError
 from pipelines.config.settings import Settings
 

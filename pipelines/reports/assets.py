@@ -44,7 +44,7 @@ def reports(
     reports_config: ReportsResource,
 ) -> MaterializeResult:
     month = date.fromisoformat(f"{config.month}-01") if config.month else None
-    from dashboards import build_site  # only a build pays for the site's modules
+    from dashboards.site import build_site  # only a build pays for the site's modules
 
     with warehouse.step(context, "reports"):
         accounts = [a.name for a in warehouse.settings().accounts]
@@ -62,7 +62,7 @@ def reports(
 
 
 if TYPE_CHECKING:  # the site (Plotly's pages) is imported when it is built, not by every sync
-    from dashboards import SiteResult
+    from dashboards.site import SiteResult
 
 
 def site_metadata(result: "SiteResult") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboards import SiteResult, build_site
+from dashboards.site import SiteResult, build_site
 from tests.dashboards.cdp import Chromium, chromium_available
 from tests.dashboards.warehouse_factory import Fixture, built_once
 

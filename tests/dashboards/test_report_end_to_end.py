@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboards import build_site, paths
+from dashboards import paths
+from dashboards.site import build_site
 from pipelines.config.settings import Settings
 from simulator import HiddenMovementSpec, Scenario
 from tests.conftest import Simulated, serving, synced_once

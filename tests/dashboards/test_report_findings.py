@@ -16,8 +16,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards import SiteResult, build_site, paths
+from dashboards import paths
 from dashboards.money import money_text
+from dashboards.site import SiteResult, build_site
 from pipelines.cli.breaks_command import acknowledge, findings
 from pipelines.cli.report_command import run_report
 from pipelines.cli.sync_command import run_sync

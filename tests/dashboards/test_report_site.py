@@ -12,7 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboards import ReportError, build_site, paths
+from dashboards import paths
+from dashboards.read import ReportError
+from dashboards.site import build_site
 from pipelines.audit.report import severity_counts
 from pipelines.warehouse.connection import migrate
 from tests.dashboards.conftest import Built, site_files

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from dashboards import build_site, paths
+from dashboards import paths
+from dashboards.site import build_site
 from tests.dashboards.conftest import Built, site_files
 from tests.dashboards.pages import money, read_page, records
 from tests.dashboards.spreadsheets import read_records

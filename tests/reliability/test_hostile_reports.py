@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from dashboards import SiteResult, build_site
 from dashboards.display_text import NAME_LIMIT
+from dashboards.site import SiteResult, build_site
 from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from tests.reliability.hostile import CAMPAIGN, HostileServer, Reply, entry
