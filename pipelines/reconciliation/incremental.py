@@ -201,12 +201,16 @@ def _kept_chains(source: Reader, since: dict[str, datetime]) -> dict[str, KeptCh
     )
     ids = chained["entry_id"].to_list()
     holders = chained["account"].to_list()
+    # The day before the boundaries, as constants: DuckDB then skips the row groups outside it
+    # (the EXISTS alone scanned every entry, 0.44 s at 1M).
+    window = [min(since.values()) - timedelta(hours=24), max(since.values())]
     last = source.read(
-        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries AS e WHERE EXISTS (SELECT 1 FROM "
+        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries AS e WHERE e.created_at >= ? "
+        "AND e.created_at < ? AND EXISTS (SELECT 1 FROM "
         "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::VARCHAR[]) AS entry_id, "
         "unnest(?::TIMESTAMPTZ[]) AS since) AS s WHERE s.account = e.account "
         f"AND s.entry_id = e.entry_id {before.format(t='e')})",
-        [holders, ids, [since[a] for a in holders]],
+        [*window, holders, ids, [since[a] for a in holders]],
     )
     counts = {
         a: (int(e), int(c))
@@ -419,12 +423,15 @@ def with_kept_debits(
     if not ranges:
         return facts
     names = list(ranges)
+    # The periods' span, as constants, lets DuckDB skip the row groups outside every period.
+    span = [min(r[0] for r in ranges.values()), max(r[1] for r in ranges.values())]
     rows = source.read(
-        f"SELECT account, {_DEBIT_COLUMNS} FROM ledger_chain AS c WHERE EXISTS (SELECT 1 FROM "
+        f"SELECT account, {_DEBIT_COLUMNS} FROM ledger_chain AS c WHERE c.created_at >= ? "
+        "AND c.created_at < ? AND EXISTS (SELECT 1 FROM "
         "(SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS first, "
         "unnest(?::TIMESTAMPTZ[]) AS stop) AS r WHERE r.account = c.account "
         "AND c.created_at >= r.first AND c.created_at < r.stop)",
-        [names, [ranges[a][0] for a in names], [ranges[a][1] for a in names]],
+        [*span, names, [ranges[a][0] for a in names], [ranges[a][1] for a in names]],
     )
     part = by_account(rows)
     out = dict(facts)
