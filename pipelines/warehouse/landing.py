@@ -95,7 +95,12 @@ def land_ledgers(
 
 # The accounts of one landing and their replaced days, as the rows ``d`` its statements join.
 _DAYS = "landing_days"
-_IN_DAYS = "{t}.account = d.account AND {t}.entry_day BETWEEN d.range_start AND d.range_end"
+# The span of every account's days is given again as constants: DuckDB skips the row groups
+# outside it, where the join alone reads the whole table.
+_IN_DAYS = (
+    "{t}.entry_day BETWEEN ? AND ? AND {t}.account = d.account "
+    "AND {t}.entry_day BETWEEN d.range_start AND d.range_end"
+)
 
 
 def _land_all(
@@ -116,20 +121,24 @@ def _land_all(
                 f"INSERT INTO {_DAYS} VALUES " + ", ".join("(?, ?, ?, ?)" for _ in chunk),
                 [v for x in chunk for v in (x.account, x.run_id, x.range_start, x.range_end)],
             )
+        span = [min(x.range_start for x in landings), max(x.range_end for x in landings)]
         replaced = _counts(
             con,
             f"SELECT d.account, count(*) FROM ledger_entries JOIN {_DAYS} d "
             f"ON {_IN_DAYS.format(t='ledger_entries')} GROUP BY d.account",
+            span,
         )
         for table in ("ledger_entries", "quarantine"):
-            con.execute(f"DELETE FROM {table} USING {_DAYS} d WHERE {_IN_DAYS.format(t=table)}")
+            where = _IN_DAYS.format(t=table)
+            con.execute(f"DELETE FROM {table} USING {_DAYS} d WHERE {where}", span)
         _insert_all_entries(con, landings)
         _insert_all_quarantine(con, landings)
         landed = _counts(
             con,
             f"SELECT d.account, count(*) FROM ledger_entries JOIN {_DAYS} d "
-            "ON ledger_entries.account = d.account AND ledger_entries.run_id = d.run_id "
-            "GROUP BY d.account",
+            "ON ledger_entries.entry_day BETWEEN ? AND ? AND ledger_entries.account = d.account "
+            "AND ledger_entries.run_id = d.run_id GROUP BY d.account",
+            span,
         )
         quarantined = _counts(
             con,
@@ -157,8 +166,10 @@ def _land_all(
     }  # fmt: skip
 
 
-def _counts(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, int]:
-    return {str(account): int(n) for account, n in con.execute(sql).fetchall()}
+def _counts(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()
+) -> dict[str, int]:
+    return {str(account): int(n) for account, n in con.execute(sql, list(params)).fetchall()}
 
 
 def _chunks(items: Sequence[LedgerLanding], size: int) -> list[Sequence[LedgerLanding]]:
