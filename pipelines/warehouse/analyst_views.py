@@ -80,7 +80,9 @@ def parts_macro(table: Relation) -> str:
 
 
 def table_parts(folder: Path, manifest: Manifest, table: Relation) -> str:
-    sql = table_sql(table, [str(folder / f) for f in table_files(manifest, table.name)])
+    # Joined as text, not as Path objects: 51,000 files at 500 companies cost 0.6 s in pathlib.
+    root = str(folder)
+    sql = table_sql(table, [f"{root}/{f}" for f in table_files(manifest, table.name)])
     return f"{parts_macro(table)}() AS TABLE {sql}"
 
 
