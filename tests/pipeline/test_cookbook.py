@@ -84,6 +84,9 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
             return real(*args)
 
         mp.setattr(publish, "publish_now", counted)  # a spy: every publish still happens
+        # This sync's publishes only: a worker that leaves the module and comes back to it
+        # builds the fixture again.
+        PUBLISHES.clear()
         run_sync(Settings.from_env(), None, None)
     mp.undo()
     return Settings(warehouse=path).open_warehouse().analyst_copy, sim.truth(company)
