@@ -23,7 +23,6 @@ from pipelines.warehouse.one_commit import (
     shared_statements,
     write_together_in_one_commit,
 )
-from pipelines.warehouse.rows import ROWS_PER_STATEMENT, count
 from pipelines.warehouse.schema import LEDGER_ENTRIES, QUARANTINE
 from transforms.identify import identified_sql, quarantine_identified_sql
 
@@ -87,7 +86,7 @@ def land_ledgers(
     a few statements for all of them: per account, what it landed, or why it was left out of the
     commit (the others land)."""
     landed = write_together_in_one_commit(
-        path, lock_timeout_s, landings, _land_all, _land_one, key=lambda x: x.account,
+        path, lock_timeout_s, landings, _land_all, key=lambda x: x.account,
         setup=lambda con: limit_memory(con, LANDING_MEMORY_LIMIT), failpoint_name="transaction",
     )  # fmt: skip
     return {str(account): result for account, result in landed.items()}
@@ -113,14 +112,12 @@ def _land_all(
     started = time.monotonic()
     with shared_statements():
         con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_DAYS} "
-            "(account VARCHAR, run_id VARCHAR, range_start DATE, range_end DATE)"
-        )
-        for chunk in _chunks(landings, ROWS_PER_STATEMENT):
-            con.execute(
-                f"INSERT INTO {_DAYS} VALUES " + ", ".join("(?, ?, ?, ?)" for _ in chunk),
-                [v for x in chunk for v in (x.account, x.run_id, x.range_start, x.range_end)],
-            )
+            f"CREATE OR REPLACE TEMP TABLE {_DAYS} AS SELECT unnest(?::VARCHAR[]) AS account, "
+            "unnest(?::VARCHAR[]) AS run_id, unnest(?::DATE[]) AS range_start, "
+            "unnest(?::DATE[]) AS range_end",
+            [[x.account for x in landings], [x.run_id for x in landings],
+             [x.range_start for x in landings], [x.range_end for x in landings]],
+        )  # fmt: skip
         span = [min(x.range_start for x in landings), max(x.range_end for x in landings)]
         replaced = _counts(
             con,
@@ -131,8 +128,8 @@ def _land_all(
         for table in ("ledger_entries", "quarantine"):
             where = _IN_DAYS.format(t=table)
             con.execute(f"DELETE FROM {table} USING {_DAYS} d WHERE {where}", span)
-        _insert_all_entries(con, landings)
-        _insert_all_quarantine(con, landings)
+        _insert_entries(con, landings)
+        _insert_quarantine(con, landings)
         landed = _counts(
             con,
             f"SELECT d.account, count(*) FROM ledger_entries JOIN {_DAYS} d "
@@ -172,11 +169,7 @@ def _counts(
     return {str(account): int(n) for account, n in con.execute(sql, list(params)).fetchall()}
 
 
-def _chunks(items: Sequence[LedgerLanding], size: int) -> list[Sequence[LedgerLanding]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def _insert_all_entries(con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]) -> None:
+def _insert_entries(con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]) -> None:
     """One INSERT per batch of about ``LANDING_ROWS`` entries: a daily sync's accounts together,
     a large account's groups one at a time, as it lands alone (DuckDB's working set stays one
     group's). Groups of one account hold disjoint whole days, so numbering occurrences within a
@@ -204,11 +197,14 @@ def _batches(landings: Sequence[LedgerLanding]) -> list[list[Path]]:
     return [*batches, small] if small else batches
 
 
-def _insert_all_quarantine(
-    con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]
-) -> None:
-    """``_insert_quarantine``'s rule for every account at once: each staged reject replaces
-    every earlier row of its fingerprint in its account, whatever its day."""
+def _insert_quarantine(con: duckdb.DuckDBPyConnection, landings: Sequence[LedgerLanding]) -> None:
+    """Names the staged rejects, removes every earlier row of each, and inserts them.
+
+    Days alone do not make the quarantine exactly once: an entry whose createdAt cannot place it
+    is filed under its window's first day, and overlapping syncs start their windows on
+    different days. Its received text is the same, so is its fingerprint; replacing every row
+    of a fingerprint read again in its account, whatever its day, keeps one copy of it.
+    """
     files = [f for x in landings for f in x.quarantine_files]
     if not files:
         return
@@ -223,121 +219,38 @@ def _insert_all_quarantine(
     con.execute("DROP TABLE staged_quarantine")
 
 
+# sync_runs' columns in order, as the typed lists one INSERT unnests (finished_at: the commit's
+# transaction time, ``now()``).
+_RUN_COLUMNS = (
+    ("account", "VARCHAR"), ("run_id", "VARCHAR"), ("started_at", "TIMESTAMPTZ"),
+    ("finished_at", None), ("range_start", "DATE"), ("range_end", "DATE"),
+    ("windows", "INTEGER"), ("pages", "INTEGER"), ("window_restarts", "INTEGER"),
+    ("requests", "INTEGER"), ("retries", "INTEGER"), ("entries_fetched", "BIGINT"),
+    ("entries_landed", "BIGINT"), ("entries_quarantined", "BIGINT"), ("duration_s", "DOUBLE"),
+)  # fmt: skip
+
+
 def _record_runs(
     con: duckdb.DuckDBPyConnection,
     landings: Sequence[LedgerLanding],
     landed: dict[str, int],
     quarantined: dict[str, int],
 ) -> None:
-    for chunk in _chunks(landings, ROWS_PER_STATEMENT):
-        con.execute(
-            "INSERT INTO sync_runs VALUES "
-            + ", ".join("(?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk),
-            [
-                v
-                for x in chunk
-                for v in _run_values(x, landed.get(x.account, 0), quarantined.get(x.account, 0))
-            ],
+    """One ``sync_runs`` row per account, in one statement."""
+    rows = [
+        (
+            x.account, x.run_id, x.started_at, x.range_start, x.range_end, x.windows, x.pages,
+            x.window_restarts, x.requests, x.retries, x.entries_fetched,
+            landed.get(x.account, 0), quarantined.get(x.account, 0),
+            (datetime.now(tz=x.started_at.tzinfo) - x.started_at).total_seconds(),
         )
-
-
-def _land_one(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> LandingResult:
-    """Replaces the account's days inside the open transaction; the invariant fetched = landed +
-    quarantined is checked here, and an account breaking it is left out of the commit."""
-    started = time.monotonic()
-    days = [landing.account, landing.range_start, landing.range_end]
-    replaced = count(
-        con,
-        "SELECT count(*) FROM ledger_entries WHERE account = ? AND entry_day BETWEEN ? AND ?",
-        days,
+        for x in landings
+    ]  # fmt: skip
+    selected = ", ".join(
+        "now()" if kind is None else f"unnest(?::{kind}[])" for _, kind in _RUN_COLUMNS
     )
-    for table in ("ledger_entries", "quarantine"):
-        con.execute(f"DELETE FROM {table} WHERE account = ? AND entry_day BETWEEN ? AND ?", days)
-    landed = _insert_entries(con, landing)
-    quarantined = _insert_quarantine(con, landing)
-    if landing.entries_fetched != landed + quarantined:
-        raise InvariantBroken(
-            f"entries fetched ({landing.entries_fetched}) != landed ({landed}) + "
-            f"quarantined ({quarantined}); nothing was written"
-        )
-    _record_run(con, landing, landed, quarantined)
-    return LandingResult(landed, quarantined, replaced, time.monotonic() - started)
-
-
-def _insert_entries(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> int:
-    """One INSERT per group of staged files.
-
-    Groups hold disjoint sets of whole days, so numbering occurrences within a day never needs
-    another group's rows, and DuckDB holds one group at a time, not the range.
-    """
-    if not any(landing.entry_files):
-        return 0
-    columns = ", ".join(c.name for c in LEDGER_ENTRIES.columns)
-    for files in landing.entry_files:
-        if files:
-            identified = identified_sql(f"read_parquet({paths_sql(files)})")
-            con.execute(
-                f"INSERT INTO ledger_entries ({columns}) SELECT {columns} FROM ({identified})"
-            )
-    return count(
-        con,
-        "SELECT count(*) FROM ledger_entries WHERE account = ? AND run_id = ?",
-        [landing.account, landing.run_id],
-    )
-
-
-def _insert_quarantine(con: duckdb.DuckDBPyConnection, landing: LedgerLanding) -> int:
-    """Names the staged rejects, removes every earlier row of each, and inserts them.
-
-    Days alone do not make the quarantine exactly once: an entry whose createdAt cannot place it
-    is filed under its window's first day, and overlapping syncs start their windows on
-    different days. Its received text is the same, so is its fingerprint; replacing every row
-    of a fingerprint read again, whatever its day, keeps one copy of it.
-    """
-    if not landing.quarantine_files:
-        return 0
-    columns = ", ".join(c.name for c in QUARANTINE.columns)
-    staged = quarantine_identified_sql(f"read_parquet({paths_sql(landing.quarantine_files)})")
-    con.execute(f"CREATE TEMP TABLE staged_quarantine AS SELECT {columns} FROM ({staged})")
+    names = ", ".join(name for name, _ in _RUN_COLUMNS)
     con.execute(
-        "DELETE FROM quarantine WHERE account = ? AND fingerprint IN "
-        "(SELECT fingerprint FROM staged_quarantine)",
-        [landing.account],
+        f"INSERT INTO sync_runs ({names}) SELECT {selected}",
+        [list(column) for column in zip(*rows, strict=True)],
     )
-    con.execute(f"INSERT INTO quarantine ({columns}) SELECT {columns} FROM staged_quarantine")
-    con.execute("DROP TABLE staged_quarantine")
-    return count(
-        con,
-        "SELECT count(*) FROM quarantine WHERE account = ? AND run_id = ?",
-        [landing.account, landing.run_id],
-    )
-
-
-def _record_run(
-    con: duckdb.DuckDBPyConnection, landing: LedgerLanding, landed: int, quarantined: int
-) -> None:
-    con.execute(
-        "INSERT INTO sync_runs VALUES (?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        _run_values(landing, landed, quarantined),
-    )
-
-
-def _run_values(landing: LedgerLanding, landed: int, quarantined: int) -> list[object]:
-    """A ``sync_runs`` row but its ``finished_at`` (the statement's ``now()``), in column order."""
-    elapsed = datetime.now(tz=landing.started_at.tzinfo) - landing.started_at
-    return [
-        landing.account,
-        landing.run_id,
-        landing.started_at,
-        landing.range_start,
-        landing.range_end,
-        landing.windows,
-        landing.pages,
-        landing.window_restarts,
-        landing.requests,
-        landing.retries,
-        landing.entries_fetched,
-        landed,
-        quarantined,
-        elapsed.total_seconds(),
-    ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -126,17 +126,24 @@ def write_together_in_one_commit(
     lock_timeout_s: float,
     items: Sequence[T],
     write_all: Callable[[duckdb.DuckDBPyConnection, Sequence[T]], dict[object, R]],
-    write: Callable[[duckdb.DuckDBPyConnection, T], R],
     *,
     key: Callable[[T], object],
     setup: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     failpoint_name: str | None = None,
 ) -> dict[object, R | BaseException]:
     """``write_all`` over every item at once; if DuckDB refuses one of its shared statements
-    (``shared_statements``), ``write`` item by item, which names whose rows they were: the same
-    outcome either way, in a few statements when nothing is wrong."""
-    options = {"key": key, "setup": setup, "failpoint_name": failpoint_name}
+    (``shared_statements``), ``write_all`` again item by item, which names whose rows they were
+    (with DuckDB's own error): the same outcome either way, in a few statements when nothing is
+    wrong."""
+    options: dict[str, Any] = {"key": key, "setup": setup, "failpoint_name": failpoint_name}
     try:
-        return write_all_in_one_commit(path, lock_timeout_s, items, write_all, **options)  # type: ignore[arg-type]
+        return write_all_in_one_commit(path, lock_timeout_s, items, write_all, **options)
     except SharedStatementRefused:
-        return write_each_in_one_commit(path, lock_timeout_s, items, write, **options)  # type: ignore[arg-type]
+
+        def alone(con: duckdb.DuckDBPyConnection, item: T) -> R:
+            try:
+                return write_all(con, [item])[key(item)]
+            except SharedStatementRefused as refused:  # one item's statement: its own error
+                raise refused.__cause__ or refused from None
+
+        return write_each_in_one_commit(path, lock_timeout_s, items, alone, **options)
