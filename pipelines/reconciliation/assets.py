@@ -23,7 +23,7 @@ reconciliation/incremental.py); the run config's ``full_reconcile`` (the CLI's
 """
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ from pipelines.orchestration.sync_outcomes import record_step
 from pipelines.reconciliation.resources import ReconcileResource
 from pipelines.reconciliation.run import (
     DUCKDB_MEMORY_LIMIT,
+    ReconcileOptions,
     ReconciliationResult,
     SharedReads,
     breaks_records,
@@ -170,7 +171,9 @@ def build_reconciliation() -> AssetsDefinition:
             accounts = platform_api.accounts()
             # One read connection and one read of the small tables for every account.
             with wh.reading(DUCKDB_MEMORY_LIMIT) as source:
-                shared = SharedReads.read(source, [a.name for a in accounts])
+                shared = SharedReads.read(
+                    source, [a.name for a in accounts], _options_of(reconcile_config, accounts)
+                )
 
                 def reconcile(
                     account: AccountSettings,
@@ -234,6 +237,20 @@ def build_reconciliation() -> AssetsDefinition:
             yield _check(name, results, verdicts, failed, list(others.values()))
 
     return reconciliation
+
+
+def _options_of(
+    reconcile_config: ReconcileResource, accounts: Sequence[AccountSettings]
+) -> dict[str, ReconcileOptions]:
+    """Each account's options, for the one pass over every tail; an account whose options
+    cannot be made is left to its own pass, which fails with them alone."""
+    found = {}
+    for account in accounts:
+        try:
+            found[account.name] = reconcile_config.options(account.name)
+        except Exception:  # its own pass raises it again, as its own failure
+            continue
+    return found
 
 
 def _check(

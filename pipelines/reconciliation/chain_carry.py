@@ -13,13 +13,14 @@ first entry being the only one without a predecessor.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
 import polars as pl
 
-from transforms.continuity import reconcile_continuity
+from transforms.continuity import Reconciliation, reconcile_continuity, reconcile_each_account
 from transforms.entry_type import DEFAULT_RULES, EntryTypeRules
 from transforms.normalize import SignConvention
 
@@ -59,13 +60,52 @@ def reconcile_slice(
     rules: EntryTypeRules = DEFAULT_RULES,
 ) -> SliceReconciliation:
     """`reconcile_continuity` of one slice (whole days of one account, after `carry.last`)."""
+    window = _window(ledger, carry)
+    result = reconcile_continuity(window, convention=convention, tolerance=tolerance, rules=rules)
+    return _continued(ledger, carry, result)
+
+
+def reconcile_slices(
+    slices: Mapping[str, tuple[pl.DataFrame, ChainCarry]],
+    *,
+    convention: SignConvention = "signed",
+    tolerance: Decimal = Decimal(0),
+    rules: EntryTypeRules = DEFAULT_RULES,
+) -> dict[str, SliceReconciliation]:
+    """`reconcile_slice` of one slice of each account (its ledger and carry), in one pass over
+    all of them (`reconcile_each_account`): each account's result is the one it gets alone."""
+    windows = [_window(ledger, carry) for ledger, carry in slices.values()]
+    if not windows:
+        return {}
+    together = reconcile_each_account(
+        pl.concat(windows, how="vertical_relaxed"),
+        convention=convention,
+        tolerance=tolerance,
+        rules=rules,
+    )
+    return {
+        account: _continued(ledger, carry, together[account])
+        for account, (ledger, carry) in slices.items()
+        if account in together
+    }
+
+
+def _window(ledger: pl.DataFrame, carry: ChainCarry) -> pl.DataFrame:
+    """The slice with the entry before it (``carry.last``) prepended."""
     previous = carry.last
     if previous is not None and not carry.closes_alone:
         raise ValueError("a slice must end on a createdAt of one entry; this one ends in a tie")
-    window = ledger
-    if previous is not None:
-        window = pl.concat([previous.select(ledger.columns), ledger], how="vertical_relaxed")
-    result = reconcile_continuity(window, convention=convention, tolerance=tolerance, rules=rules)
+    if previous is None:
+        return ledger
+    return pl.concat([previous.select(ledger.columns), ledger], how="vertical_relaxed")
+
+
+def _continued(
+    ledger: pl.DataFrame, carry: ChainCarry, result: Reconciliation
+) -> SliceReconciliation:
+    """The window's result as the slice's: the prepended entry dropped, positions counted on
+    from the slices before, and the carry for the next."""
+    previous = carry.last
     ordered = result.ordered
     offset = carry.entries
     if previous is not None:

@@ -352,18 +352,8 @@ def _carried(
 ) -> Carried | None:
     """The kept rows read back as the slices before `kept.since` left them; None when the kept
     chain is not the landed entries' (then only a full pass is right)."""
-    since = kept.since
-    chained = kept.chained
-    if not chained.height:
-        return None
-    last = kept.last
-    if last.height != 1:
-        return None
-    last = pl.concat([last, chained.drop("entry_id")], how="horizontal")
-    counts = (kept.entries_before, kept.chained_before)
-    if counts[0] != counts[1] or last["chain_position"][0] != counts[0]:
-        return None
-    if not kept.first.height:
+    carry = kept_carry(kept)
+    if carry is None:
         return None
     outcome = compare_opening(
         ledger_start(kept.first.row(0, named=True)),
@@ -371,13 +361,26 @@ def _carried(
         tolerance=tolerance,
     )
     return Carried(
-        since=since,
-        carry=ChainCarry(last=last, entries=counts[0], closes_alone=True),
+        since=kept.since,
+        carry=carry,
         continuity=conform_breaks(kept.continuity),
         ambiguous=kept.ambiguous,
         debits=_kept_debits(source, account, kept, context.breakdown, rules),
         opening=replace(outcome, breaks=placed(outcome.breaks)),
     )
+
+
+def kept_carry(kept: KeptChain) -> ChainCarry | None:
+    """The chain's carry at the boundary, as the slices before it left it; None when the kept
+    chain is not the landed entries' (then only a full pass is right)."""
+    chained = kept.chained
+    if not chained.height or kept.last.height != 1 or not kept.first.height:
+        return None
+    last = pl.concat([kept.last, chained.drop("entry_id")], how="horizontal")
+    counts = (kept.entries_before, kept.chained_before)
+    if counts[0] != counts[1] or last["chain_position"][0] != counts[0]:
+        return None
+    return ChainCarry(last=last, entries=counts[0], closes_alone=True)
 
 
 def _kept_debits(

@@ -24,7 +24,12 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
+from pipelines.reconciliation.chain_carry import (
+    ChainCarry,
+    SliceReconciliation,
+    reconcile_slice,
+    reconcile_slices,
+)
 from pipelines.reconciliation.context import Context, ContextReads
 from pipelines.reconciliation.convention import infer_convention
 from pipelines.reconciliation.findings import (
@@ -37,6 +42,7 @@ from pipelines.reconciliation.incremental import (
     PassPlan,
     PlanFacts,
     fingerprint,
+    kept_carry,
     plan_facts,
     plan_pass,
     with_kept_debits,
@@ -145,7 +151,7 @@ def reconcile_accounts(
     with tempfile.TemporaryDirectory(prefix="creditlens-reconcile-") as root:
         try:
             with warehouse.reading(limit) as source:
-                shared = SharedReads.read(source, accounts)
+                shared = SharedReads.read(source, accounts, options)
                 staged = []
                 for account in accounts:
                     result, one = stage_account(
@@ -172,13 +178,23 @@ class SharedReads:
     # The entries from each incremental candidate's boundary on, read in one query when all of
     # them together fit TAIL_ENTRIES (a daily sync's tails); else each slice is read on its own.
     tails: dict[str, pl.DataFrame] = field(default_factory=dict)
+    # Those tails' continuity, reconciled in one pass per set of options (``_reconciled_tails``).
+    reconciled: dict[str, _ReconciledTail] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, source: AccountReplacement, accounts: Sequence[str]) -> SharedReads:
+    def read(
+        cls,
+        source: AccountReplacement,
+        accounts: Sequence[str],
+        options: Mapping[str, ReconcileOptions] | None = None,
+    ) -> SharedReads:
+        """``options``: each account's, to reconcile every tail in one pass; without them each
+        account's pass reconciles its own."""
         checked_at = datetime.now(UTC)
         contexts = ContextReads.read(source, accounts)
         facts = with_kept_debits(source, plan_facts(source, accounts), _periods(contexts, accounts))
-        return cls(checked_at, contexts, facts, _tails(source, facts))
+        tails = _tails(source, facts)
+        return cls(checked_at, contexts, facts, tails, _reconciled_tails(facts, tails, options))
 
     def days(
         self, source: AccountReplacement, account: str, since: datetime | None
@@ -204,6 +220,24 @@ class SharedReads:
         kept = self.facts[account].kept
         assert kept is not None  # a tail is read only at a boundary
         return kept.since
+
+    def reconciled_slice(
+        self, account: str, piece: LedgerSlice, carry: ChainCarry, rules_key: _RulesKey
+    ) -> SliceReconciliation | None:
+        """The slice's continuity from the one pass over every tail, when the slice is the
+        account's whole tail, resumed from the same carry under the same rules; else None (the
+        account's pass reconciles it itself)."""
+        done = self.reconciled.get(account)
+        if done is None or done.rules != rules_key or piece.start != self._since(account):
+            return None
+        if done.last_entry is not None and piece.end <= done.last_entry:
+            return None  # the tail is sliced: each slice is reconciled on its own
+        last, mine = carry.last, done.carry.last
+        if last is None or mine is None or carry.entries != done.carry.entries:
+            return None
+        if last["entry_id"][0] != mine["entry_id"][0] or not carry.closes_alone:
+            return None
+        return done.result
 
 
 def _periods(
@@ -247,6 +281,68 @@ def _tails(source: AccountReplacement, facts: Mapping[str, PlanFacts]) -> dict[s
     )
     part = by_account(tails)
     return {a: part(a) for a in names}
+
+
+_RulesKey = tuple[str, Decimal, EntryTypeRules]
+
+
+@dataclass(frozen=True)
+class _ReconciledTail:
+    rules: _RulesKey  # the convention, tolerance and rules it was reconciled under
+    carry: ChainCarry  # the carry it resumed from
+    last_entry: datetime | None  # the tail's last createdAt (None: an empty tail)
+    result: SliceReconciliation
+
+
+def _rules_key(options: ReconcileOptions) -> _RulesKey:
+    return options.sign_convention, Decimal(options.tolerance), options.rules()
+
+
+def _reconciled_tails(
+    facts: Mapping[str, PlanFacts],
+    tails: Mapping[str, pl.DataFrame],
+    options: Mapping[str, ReconcileOptions] | None,
+) -> dict[str, _ReconciledTail]:
+    """Every tail's continuity, in one pass over the accounts that share their rules (issue
+    "500 companies in 30 s": one polars pass per account was most of a daily run's rules). An
+    account whose plan turns out full never asks for its result. If the pass over all of them
+    fails (data no rule expected), nothing is kept: each account's own pass then meets it, and
+    it is that account's failure alone."""
+    if not options:
+        return {}
+    groups: dict[_RulesKey, dict[str, tuple[pl.DataFrame, ChainCarry]]] = {}
+    for account, tail in tails.items():
+        kept = facts[account].kept
+        carry = kept_carry(kept) if kept is not None else None
+        chosen = options.get(account)
+        if carry is None or chosen is None or chosen.sign_convention not in SIGN_CONVENTIONS:
+            continue
+        try:
+            key = _rules_key(chosen)
+        except (ArithmeticError, ValueError):  # refused by the account's own pass, in its line
+            continue
+        groups.setdefault(key, {})[account] = (tail, carry)
+    reconciled: dict[str, _ReconciledTail] = {}
+    for (convention, tolerance, rules), slices in groups.items():
+        try:
+            results = reconcile_slices(
+                slices,
+                convention=convention,  # type: ignore[arg-type]
+                tolerance=tolerance,
+                rules=rules,
+            )
+        except Exception:  # each account's own pass raises it again, as its own
+            continue
+        for account, result in results.items():
+            tail, carry = slices[account]
+            last = tail["created_at"].max() if tail.height else None
+            reconciled[account] = _ReconciledTail(
+                (convention, tolerance, rules),
+                carry,
+                last,
+                result,  # type: ignore[arg-type]
+            )
+    return reconciled
 
 
 def commit_staged(
@@ -455,15 +551,18 @@ def _reconcile_slice(
     slice is read.
     """
     rules = shared.rules
-    ledger = reads.slice_of(source, shared.account, piece)
-    part = reconcile_slice(
-        ledger,
-        totals.carry,
-        convention=shared.convention,
-        tolerance=shared.tolerance,
-        rules=rules,
-    )
-    del ledger
+    key = (shared.convention, shared.tolerance, rules)
+    part = reads.reconciled_slice(shared.account, piece, totals.carry, key)
+    if part is None:
+        ledger = reads.slice_of(source, shared.account, piece)
+        part = reconcile_slice(
+            ledger,
+            totals.carry,
+            convention=shared.convention,
+            tolerance=shared.tolerance,
+            rules=rules,
+        )
+        del ledger
     ordered = part.ordered
     daily = daily_rows(ordered, totals.carry.last, rules, shared.run_id)
     breaks = placed(part.breaks)

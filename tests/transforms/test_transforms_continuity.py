@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.transforms.ledger_strategies import generic_chains, small_chains
 from tests.transforms.ledgers import Chain, ledger_frame, money, seconds, shuffled
 from transforms.breaks import BREAKS_SCHEMA
-from transforms.continuity import reconcile_continuity
+from transforms.continuity import reconcile_continuity, reconcile_each_account
 from transforms.micros import MONEY
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -204,3 +204,31 @@ def test_ambiguous_only_when_the_balances_cannot_tell() -> None:
     result = reconcile_continuity(pl.concat([frame.head(2), stray]))
     assert result.breaks["ambiguous"].to_list() == [False]
     assert result.breaks["after_entry_id"].to_list() == ["stray"]
+
+
+@FAST
+@given(st.data())
+def test_one_pass_over_many_accounts_equals_each_accounts_own(data: st.DataObject) -> None:
+    """The agency pass (`reconcile_each_account`) gives each account exactly what a pass over
+    it alone gives: its chain, its breaks and its own count of searched and ambiguous groups."""
+    names = data.draw(st.lists(st.sampled_from(["acme", "beta", "b", "zulu"]), min_size=1,
+                               max_size=4, unique=True))  # fmt: skip
+    chains = [
+        data.draw(
+            small_chains(account=name, max_entries=7)
+            if data.draw(st.booleans())
+            else generic_chains(account=name, gap_count=data.draw(st.integers(0, 2)))
+        )
+        for name in names
+    ]
+    frame = shuffled(ledger_frame(*chains), data.draw(st.integers(0, 2**16)))
+    tolerance = data.draw(st.sampled_from([Decimal(0), Decimal(1)]))
+    together = reconcile_each_account(frame, tolerance=tolerance)
+    assert sorted(together) == sorted(names)
+    for name in names:
+        alone = reconcile_continuity(frame.filter(pl.col("account") == name), tolerance=tolerance)
+        mine = together[name]
+        assert mine.ordered.equals(alone.ordered)
+        assert mine.breaks.equals(alone.breaks)
+        assert (mine.searched_groups, mine.ambiguous_groups, mine.ambiguous_days) == (
+            alone.searched_groups, alone.ambiguous_groups, alone.ambiguous_days)  # fmt: skip
