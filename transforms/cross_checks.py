@@ -257,22 +257,55 @@ def ledger_debits(
     entries: pl.DataFrame, start: datetime, end: datetime, rules: EntryTypeRules = DEFAULT_RULES
 ) -> dict[ItemKey, int]:
     """Gross debit-category magnitudes with createdAt in [start, end), per item key."""
+    within = (pl.col("created_at") >= start) & (pl.col("created_at") < end)
+    sums = (
+        _debits(entries, within, rules)
+        .group_by("agent_id", "campaign_id", "channel")
+        .agg(micros=pl.col("__micros").sum())
+    )
+    return {(a, c, ch): int(m) for a, c, ch, m in sums.iter_rows()}
+
+
+def ledger_debits_of_each(
+    entries: pl.DataFrame,
+    periods: Mapping[str, tuple[datetime, datetime]],
+    rules: EntryTypeRules = DEFAULT_RULES,
+) -> dict[str, dict[ItemKey, int]]:
+    """``ledger_debits`` of each account of `periods` within its own period, in one pass over
+    the entries of many accounts."""
+    found: dict[str, dict[ItemKey, int]] = {account: {} for account in periods}
+    if not periods or not entries.height:
+        return found
+    at = entries.schema["created_at"]
+    bounds = pl.DataFrame(
+        {
+            "account": list(periods),
+            "__start": pl.Series([p[0] for p in periods.values()]).cast(at),
+            "__end": pl.Series([p[1] for p in periods.values()]).cast(at),
+        }
+    )
+    within = (pl.col("created_at") >= pl.col("__start")) & (pl.col("created_at") < pl.col("__end"))
+    sums = (
+        _debits(entries.join(bounds, on="account"), within, rules)
+        .group_by("account", "agent_id", "campaign_id", "channel")
+        .agg(micros=pl.col("__micros").sum())
+    )
+    for account, agent, campaign, channel, micros in sums.iter_rows():
+        found[account][(agent, campaign, channel)] = int(micros)
+    return found
+
+
+def _debits(entries: pl.DataFrame, within: pl.Expr, rules: EntryTypeRules) -> pl.DataFrame:
+    """The debit-category entries `within` selects, with their magnitude in micro-credits."""
     amount = "signed_amount" if "signed_amount" in entries.columns else "amount"
     debit_types = (
         type_meanings(entries["entry_type"], rules)
         .filter(pl.col("category") == "debit")["entry_type"]
         .implode()
     )
-    sums = (
-        entries.filter(
-            pl.col("created_at") >= start,
-            pl.col("created_at") < end,
-            pl.col("entry_type").is_in(debit_types),
-        )
-        .group_by("agent_id", "campaign_id", "channel")
-        .agg(micros=to_micros(pl.col(amount)).abs().sum())
+    return entries.filter(within, pl.col("entry_type").is_in(debit_types)).with_columns(
+        __micros=to_micros(pl.col(amount)).abs()
     )
-    return {(a, c, ch): int(m) for a, c, ch, m in sums.iter_rows()}
 
 
 def _breakdown_row(

@@ -24,26 +24,26 @@ ENRICHED_COLUMNS = [
 
 
 def daily_rows(
-    ordered: pl.DataFrame, previous: pl.DataFrame | None, rules: EntryTypeRules, run_id: str
+    ordered: pl.DataFrame, previous: pl.DataFrame | None, rules: EntryTypeRules
 ) -> pl.DataFrame:
-    """`daily_balance` rows of the slice's days; `previous` is the entry before the slice.
+    """`daily_balance` rows of the slice's days; `previous` is the entry before the slice (of
+    each account, when `ordered` holds several: an agency's tails in one pass).
 
     The previous entry is chained in so the slice's first day opens at its balance_after (and a
     gap right at the boundary is that day's hidden movement), then its own day is dropped: it
-    belongs to the slice before.
+    belongs to the slice before. The run's id is the caller's to add.
     """
     chain = ordered
     if previous is not None:
         chain = pl.concat([previous.select(ordered.columns), ordered], how="vertical_relaxed")
     daily = daily_balance(chain, rules)
     if previous is not None:
-        daily = daily.filter(pl.col("day") != previous["created_at"].dt.date()[0])
+        before = previous.select("account", day=pl.col("created_at").dt.date())
+        daily = daily.join(before, on=["account", "day"], how="anti", maintain_order="left")
     per_day = ordered.group_by("account", pl.col("created_at").dt.date().alias("day")).agg(
         pl.len().cast(pl.Int32).alias("entries")
     )
-    return daily.join(per_day, on=["account", "day"], how="left").with_columns(
-        pl.lit(run_id).alias("run_id")
-    )
+    return daily.join(per_day, on=["account", "day"], how="left", maintain_order="left")
 
 
 def enriched_rows(

@@ -26,9 +26,7 @@ import polars as pl
 
 from pipelines.reconciliation.chain_carry import (
     ChainCarry,
-    SliceReconciliation,
     reconcile_slice,
-    reconcile_slices,
 )
 from pipelines.reconciliation.context import Context, ContextReads
 from pipelines.reconciliation.convention import infer_convention
@@ -42,28 +40,31 @@ from pipelines.reconciliation.incremental import (
     PassPlan,
     PlanFacts,
     fingerprint,
-    kept_carry,
     plan_facts,
     plan_pass,
     with_kept_debits,
 )
-from pipelines.reconciliation.outputs import daily_rows, enriched_rows, stamped
+from pipelines.reconciliation.outputs import stamped
 from pipelines.reconciliation.result import (
     DUCKDB_MEMORY_LIMIT,
     ReconcileOptions,
     ReconciliationResult,
 )
 from pipelines.reconciliation.slices import (
-    LEDGER_COLUMNS,
-    SLICE_ENTRIES,
     LedgerDay,
     LedgerSlice,
-    by_account,
     ledger_days,
     plan_slices,
     read_slice,
 )
 from pipelines.reconciliation.staging import AccountStage
+from pipelines.reconciliation.tails import (
+    ReconciledTail,
+    RulesKey,
+    read_tails,
+    reconcile_tails,
+    slice_rows,
+)
 from pipelines.warehouse.derived import validate_staged
 from pipelines.warehouse.writer import AccountReplacement, StagedDerived, Warehouse
 from transforms.breaks import empty_breaks, placed
@@ -74,7 +75,6 @@ from transforms.cross_checks import (
     ReportedBreakdown,
     compare_breakdown,
     compare_summary,
-    ledger_debits,
     ledger_end,
     no_ledger_entries,
 )
@@ -178,8 +178,8 @@ class SharedReads:
     # The entries from each incremental candidate's boundary on, read in one query when all of
     # them together fit TAIL_ENTRIES (a daily sync's tails); else each slice is read on its own.
     tails: dict[str, pl.DataFrame] = field(default_factory=dict)
-    # Those tails' continuity, reconciled in one pass per set of options (``_reconciled_tails``).
-    reconciled: dict[str, _ReconciledTail] = field(default_factory=dict)
+    # Those tails, reconciled in one pass per set of rules (``reconcile_tails``).
+    reconciled: dict[str, ReconciledTail] = field(default_factory=dict)
 
     @classmethod
     def read(
@@ -193,8 +193,10 @@ class SharedReads:
         checked_at = datetime.now(UTC)
         contexts = ContextReads.read(source, accounts)
         facts = with_kept_debits(source, plan_facts(source, accounts), _periods(contexts, accounts))
-        tails = _tails(source, facts)
-        return cls(checked_at, contexts, facts, tails, _reconciled_tails(facts, tails, options))
+        tails = read_tails(source, facts)
+        return cls(
+            checked_at, contexts, facts, tails, reconcile_tails(facts, tails, contexts, options)
+        )
 
     def days(
         self, source: AccountReplacement, account: str, since: datetime | None
@@ -222,13 +224,13 @@ class SharedReads:
         return kept.since
 
     def reconciled_slice(
-        self, account: str, piece: LedgerSlice, carry: ChainCarry, rules_key: _RulesKey
-    ) -> SliceReconciliation | None:
+        self, account: str, piece: LedgerSlice, carry: ChainCarry, rules: RulesKey
+    ) -> ReconciledTail | None:
         """The slice's continuity from the one pass over every tail, when the slice is the
         account's whole tail, resumed from the same carry under the same rules; else None (the
         account's pass reconciles it itself)."""
         done = self.reconciled.get(account)
-        if done is None or done.rules != rules_key or piece.start != self._since(account):
+        if done is None or done.rules != rules or piece.start != self._since(account):
             return None
         if done.last_entry is not None and piece.end <= done.last_entry:
             return None  # the tail is sliced: each slice is reconciled on its own
@@ -237,7 +239,7 @@ class SharedReads:
             return None
         if last["entry_id"][0] != mine["entry_id"][0] or not carry.closes_alone:
             return None
-        return done.result
+        return done
 
 
 def _periods(
@@ -254,95 +256,6 @@ def _periods(
         if isinstance(reported, ReportedBreakdown):
             periods[account] = (reported.start, reported.end)
     return periods
-
-
-# What the tails of one run may hold at once: the same bound as one slice.
-TAIL_ENTRIES = SLICE_ENTRIES
-
-
-def _tails(source: AccountReplacement, facts: Mapping[str, PlanFacts]) -> dict[str, pl.DataFrame]:
-    """Every incremental candidate's entries from its boundary on, in one query, when they fit
-    TAIL_ENTRIES together (counted from the days read ahead); else none."""
-    since = {a: f.kept.since for a, f in facts.items() if f.kept is not None}
-    entries = sum(
-        d.entries for a, f in facts.items() if a in since for d in f.recent_days
-        if d.day >= since[a].date()
-    )  # fmt: skip
-    if not since or entries > TAIL_ENTRIES:
-        return {}
-    names = list(since)
-    # The earliest boundary, as a constant, lets DuckDB skip the row groups before it (the
-    # EXISTS alone scanned every entry: 0.42 s of a 1M-entry company's 0.1 s pass).
-    tails = source.read(
-        f"SELECT {LEDGER_COLUMNS} FROM ledger_entries AS e WHERE e.created_at >= ? AND EXISTS "
-        "(SELECT 1 FROM (SELECT unnest(?::VARCHAR[]) AS account, unnest(?::TIMESTAMPTZ[]) AS "
-        "since) AS s WHERE s.account = e.account AND e.created_at >= s.since)",
-        [min(since.values()), names, [since[a] for a in names]],
-    )
-    part = by_account(tails)
-    return {a: part(a) for a in names}
-
-
-_RulesKey = tuple[str, Decimal, EntryTypeRules]
-
-
-@dataclass(frozen=True)
-class _ReconciledTail:
-    rules: _RulesKey  # the convention, tolerance and rules it was reconciled under
-    carry: ChainCarry  # the carry it resumed from
-    last_entry: datetime | None  # the tail's last createdAt (None: an empty tail)
-    result: SliceReconciliation
-
-
-def _rules_key(options: ReconcileOptions) -> _RulesKey:
-    return options.sign_convention, Decimal(options.tolerance), options.rules()
-
-
-def _reconciled_tails(
-    facts: Mapping[str, PlanFacts],
-    tails: Mapping[str, pl.DataFrame],
-    options: Mapping[str, ReconcileOptions] | None,
-) -> dict[str, _ReconciledTail]:
-    """Every tail's continuity, in one pass over the accounts that share their rules (issue
-    "500 companies in 30 s": one polars pass per account was most of a daily run's rules). An
-    account whose plan turns out full never asks for its result. If the pass over all of them
-    fails (data no rule expected), nothing is kept: each account's own pass then meets it, and
-    it is that account's failure alone."""
-    if not options:
-        return {}
-    groups: dict[_RulesKey, dict[str, tuple[pl.DataFrame, ChainCarry]]] = {}
-    for account, tail in tails.items():
-        kept = facts[account].kept
-        carry = kept_carry(kept) if kept is not None else None
-        chosen = options.get(account)
-        if carry is None or chosen is None or chosen.sign_convention not in SIGN_CONVENTIONS:
-            continue
-        try:
-            key = _rules_key(chosen)
-        except (ArithmeticError, ValueError):  # refused by the account's own pass, in its line
-            continue
-        groups.setdefault(key, {})[account] = (tail, carry)
-    reconciled: dict[str, _ReconciledTail] = {}
-    for (convention, tolerance, rules), slices in groups.items():
-        try:
-            results = reconcile_slices(
-                slices,
-                convention=convention,  # type: ignore[arg-type]
-                tolerance=tolerance,
-                rules=rules,
-            )
-        except Exception:  # each account's own pass raises it again, as its own
-            continue
-        for account, result in results.items():
-            tail, carry = slices[account]
-            last = tail["created_at"].max() if tail.height else None
-            reconciled[account] = _ReconciledTail(
-                (convention, tolerance, rules),
-                carry,
-                last,
-                result,  # type: ignore[arg-type]
-            )
-    return reconciled
 
 
 def commit_staged(
@@ -551,9 +464,13 @@ def _reconcile_slice(
     slice is read.
     """
     rules = shared.rules
-    key = (shared.convention, shared.tolerance, rules)
-    part = reads.reconciled_slice(shared.account, piece, totals.carry, key)
-    if part is None:
+    previous = totals.carry.last
+    done = reads.reconciled_slice(
+        shared.account, piece, totals.carry, (shared.convention, shared.tolerance, rules)
+    )
+    if done is not None:
+        part, rows = done.result, done.rows
+    else:
         ledger = reads.slice_of(source, shared.account, piece)
         part = reconcile_slice(
             ledger,
@@ -563,10 +480,11 @@ def _reconcile_slice(
             rules=rules,
         )
         del ledger
+        rows = slice_rows(part, previous, shared.context, rules)
     ordered = part.ordered
-    daily = daily_rows(ordered, totals.carry.last, rules, shared.run_id)
+    daily = rows.daily.with_columns(run_id=pl.lit(shared.run_id))
     breaks = placed(part.breaks)
-    if totals.carry.last is None and ordered.height:
+    if previous is None and ordered.height:
         outcome = compare_opening(
             ledger_start(ordered.row(0, named=True)),
             shared.context.history_first_day,
@@ -578,15 +496,9 @@ def _reconcile_slice(
         totals.breaks.append(stamped(opening, shared.run_id, shared.checked_at))
     totals.breaks.append(stamped(breaks, shared.run_id, shared.checked_at))
     totals.daily.append(daily)
-    context = shared.context
-    stage.write(
-        "ledger_chain", enriched_rows(ordered, context.subscriptions, context.campaigns, rules)
-    )
-    reported = shared.context.breakdown
-    if isinstance(reported, ReportedBreakdown):
-        period = reported.start, reported.end
-        for key, micros in ledger_debits(ordered, *period, rules).items():
-            totals.debits[key] = totals.debits.get(key, 0) + micros
+    stage.write("ledger_chain", rows.chain)
+    for key, micros in (rows.debits or {}).items():
+        totals.debits[key] = totals.debits.get(key, 0) + micros
     totals.continuity.append(breaks)
     totals.ambiguous += part.ambiguous_groups
     for day, groups in part.ambiguous_days.items():

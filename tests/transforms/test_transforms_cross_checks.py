@@ -25,6 +25,7 @@ from transforms.cross_checks import (
     compare_breakdown,
     compare_summary,
     ledger_debits,
+    ledger_debits_of_each,
     ledger_end,
     read_breakdown,
     read_summary,
@@ -216,3 +217,20 @@ def test_money_is_parsed_through_text_once_when_it_lands() -> None:
     assert isinstance(_summary({"balance": True}), str)
     assert isinstance(_summary({"balance": "NaN"}), str)
     assert _summary({"balance": " 12.30 "}) == Decimal("12.30")
+
+
+def test_debits_of_many_accounts_in_one_pass_are_each_accounts_own() -> None:
+    """An agency's tails summed in one pass, each account within its own breakdown period, equal
+    what each account's pass sums alone; an account with no debits in its period has none."""
+    ordered = pl.concat([_ordered("acme"), _ordered("beta"), _ordered("gone")])
+    at = ordered["created_at"].sort()
+    periods = {
+        "acme": (at[0], at[-1] + (at[-1] - at[0])),
+        "beta": (at[len(at) // 2], at[-1]),
+        "gone": (at[-1] + (at[-1] - at[0]), at[-1] + 2 * (at[-1] - at[0])),
+    }
+    each = ledger_debits_of_each(ordered, periods)
+    for account, (start, end) in periods.items():
+        alone = ordered.filter(pl.col("account") == account)
+        assert each[account] == ledger_debits(alone, start, end), account
+    assert each["acme"] and each["beta"] != each["acme"] and each["gone"] == {}
