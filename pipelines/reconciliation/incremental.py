@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -36,7 +36,13 @@ from pipelines.reconciliation.slices import (
     ledger_days_of,
 )
 from transforms.breaks import BREAKS_SCHEMA, conform_breaks, placed
-from transforms.cross_checks import CheckOutcome, ItemKey, ReportedBreakdown, ledger_debits
+from transforms.cross_checks import (
+    CheckOutcome,
+    ItemKey,
+    ReportedBreakdown,
+    ledger_debits,
+    ledger_debits_of_each,
+)
 from transforms.entry_type import EntryTypeRules
 from transforms.opening import compare_opening, ledger_start
 
@@ -117,6 +123,9 @@ class KeptChain:
     # The kept chain's rows of the breakdown period before `since`, read for every account at
     # once, with the range they were read for (``with_kept_debits``); None: read per account.
     debit_rows: tuple[datetime, datetime, pl.DataFrame] | None = None
+    # Those rows' debits, summed for every account sharing its rules in one pass, with the rules
+    # they were summed under; None: summed by the account's own pass.
+    debit_sums: tuple[EntryTypeRules, dict[ItemKey, int]] | None = None
 
 
 def plan_facts(source: Reader, accounts: Sequence[str]) -> dict[str, PlanFacts]:
@@ -398,6 +407,8 @@ def _kept_debits(
         return {}
     wanted = (reported.start, min(reported.end, since))
     if kept.debit_rows is not None and kept.debit_rows[:2] == wanted:
+        if kept.debit_sums is not None and kept.debit_sums[0] == rules:
+            return kept.debit_sums[1]
         rows = kept.debit_rows[2]
     else:
         rows = source.read(
@@ -412,10 +423,14 @@ _DEBIT_COLUMNS = "entry_type, created_at, agent_id, campaign_id, channel, signed
 
 
 def with_kept_debits(
-    source: Reader, facts: dict[str, PlanFacts], periods: dict[str, tuple[datetime, datetime]]
+    source: Reader,
+    facts: dict[str, PlanFacts],
+    periods: dict[str, tuple[datetime, datetime]],
+    rules: Mapping[str, EntryTypeRules] | None = None,
 ) -> dict[str, PlanFacts]:
     """``facts`` with each kept chain's breakdown-period rows, read for every account at once
-    (one query; a query per account was a quarter of a 500-company reconciliation)."""
+    (one query; a query per account was a quarter of a 500-company reconciliation), and, for
+    the accounts whose ``rules`` are given, their debits summed in one pass per set of rules."""
     ranges = {
         a: (start, min(end, f.kept.since))
         for a, f in facts.items()
@@ -437,10 +452,30 @@ def with_kept_debits(
         [*span, names, [ranges[a][0] for a in names], [ranges[a][1] for a in names]],
     )
     part = by_account(rows)
+    sums = _debit_sums(rows, {a: periods[a] for a in names}, rules or {})
     out = dict(facts)
     for a in names:
         kept = facts[a].kept
         assert kept is not None
         debit_rows = (*ranges[a], part(a).drop("account"))
-        out[a] = replace(facts[a], kept=replace(kept, debit_rows=debit_rows))
+        out[a] = replace(
+            facts[a], kept=replace(kept, debit_rows=debit_rows, debit_sums=sums.get(a))
+        )
     return out
+
+
+def _debit_sums(
+    rows: pl.DataFrame,
+    periods: Mapping[str, tuple[datetime, datetime]],
+    rules: Mapping[str, EntryTypeRules],
+) -> dict[str, tuple[EntryTypeRules, dict[ItemKey, int]]]:
+    """Each account's period debits, as ``_kept_debits`` sums them, in one pass per rules."""
+    by_rules: dict[EntryTypeRules, dict[str, tuple[datetime, datetime]]] = {}
+    for account, period in periods.items():
+        if account in rules:
+            by_rules.setdefault(rules[account], {})[account] = period
+    sums = {}
+    for chosen, accounts in by_rules.items():
+        for account, found in ledger_debits_of_each(rows, accounts, chosen).items():
+            sums[account] = (chosen, found)
+    return sums

@@ -192,7 +192,9 @@ class SharedReads:
         account's pass reconciles its own."""
         checked_at = datetime.now(UTC)
         contexts = ContextReads.read(source, accounts)
-        facts = with_kept_debits(source, plan_facts(source, accounts), _periods(contexts, accounts))
+        facts = with_kept_debits(
+            source, plan_facts(source, accounts), _periods(contexts, accounts), _rules(options)
+        )
         tails = read_tails(source, facts)
         return cls(
             checked_at, contexts, facts, tails, reconcile_tails(facts, tails, contexts, options)
@@ -240,6 +242,17 @@ class SharedReads:
         if last["entry_id"][0] != mine["entry_id"][0] or not carry.closes_alone:
             return None
         return done
+
+
+def _rules(options: Mapping[str, ReconcileOptions] | None) -> dict[str, EntryTypeRules]:
+    """Each account's entry-type rules, where its options make them."""
+    found = {}
+    for account, chosen in (options or {}).items():
+        try:
+            found[account] = chosen.rules()
+        except Exception:  # its own pass raises it again, as its own failure
+            continue
+    return found
 
 
 def _periods(
