@@ -60,7 +60,12 @@ KIND_OF_PLACEMENT = {
 
 
 def empty_breaks() -> pl.DataFrame:
-    return pl.DataFrame(schema=BREAKS_SCHEMA)
+    """No breaks, in the table's shape. Cut from one frame made once: made from the schema each
+    time, it cost a fifth of a millisecond, about five times per company and run."""
+    return _NO_BREAKS.clear()
+
+
+_NO_BREAKS = pl.DataFrame(schema=BREAKS_SCHEMA)
 
 
 def conform_breaks(frame: pl.DataFrame) -> pl.DataFrame:

@@ -119,7 +119,7 @@ class _Totals:
     debits: dict[ItemKey, int] = field(default_factory=dict)
     opening: CheckOutcome | None = None
     daily: list[pl.DataFrame] = field(default_factory=list)
-    breaks: list[pl.DataFrame] = field(default_factory=list)
+    breaks: list[pl.DataFrame] = field(default_factory=list)  # stamped with the run at the end
 
 
 def reconcile_account(
@@ -380,8 +380,8 @@ def _finish(
         if after_last.height:
             daily = with_movement_after_last(daily, after_last.row(0, named=True), run_id)
         stage.write("daily_balance", daily)
-    stage.write("balance_breaks", pl.concat(
-        [*totals.breaks, stamped(after_last, run_id, shared.checked_at)], how="vertical_relaxed"
+    stage.write("balance_breaks", stamped(
+        pl.concat([*totals.breaks, after_last], how="vertical_relaxed"), run_id, shared.checked_at
     ))  # fmt: skip
     breakdown = compare_breakdown(
         context.breakdown,
@@ -506,8 +506,8 @@ def _reconcile_slice(
         opening = placed(outcome.breaks)
         totals.opening = replace(outcome, breaks=opening)
         daily = move_opening_into_day(daily, opening)
-        totals.breaks.append(stamped(opening, shared.run_id, shared.checked_at))
-    totals.breaks.append(stamped(breaks, shared.run_id, shared.checked_at))
+        totals.breaks.append(opening)
+    totals.breaks.append(breaks)
     totals.daily.append(daily)
     stage.write("ledger_chain", rows.chain)
     for key, micros in (rows.debits or {}).items():
