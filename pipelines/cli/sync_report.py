@@ -23,6 +23,8 @@ from pipelines.warehouse.outcomes import outcomes_of_sync
 
 # The reconciliation run also ends with the ledger's accounts_synced: not a finding.
 RECONCILIATION_CHECKS = (HIDDEN_MOVEMENTS, BREAKDOWN, SUMMARY)
+# Where ``SyncReport._check_records`` keeps every account's records together, in their order.
+_EVERY = object()
 
 
 @dataclass
@@ -52,6 +54,9 @@ class SyncReport:
     warehouse: Path | None = None  # where they are
     lock_timeout_s: float = field(kw_only=True)  # CREDITLENS_LOCK_TIMEOUT_S
     _failures: list[AccountFailure] | None = field(default=None, repr=False)
+    _checks: list[tuple[CheckRecord | None, dict[object, list[CheckRecord]]]] | None = field(
+        default=None, repr=False
+    )
 
     def outcomes(self) -> list[RunOutcome]:
         return [self.ledger, self.snapshots, self.reconciliation]
@@ -88,17 +93,35 @@ class SyncReport:
         ``account_records`` (pipelines/reconciliation/assets.py)."""
         name = self._account(account)
         found = []
-        for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items()):
-            if check not in RECONCILIATION_CHECKS:
-                continue
-            records = records_of(meta)
-            if not records:  # an account's own check, as a run without records made it
-                found.append(CheckRecord.from_metadata(check, passed, meta))
-                continue
-            for record in records:
-                if name is None or record.get("account") == name:
-                    found.append(CheckRecord.from_metadata(check, bool(record["passed"]), record))
+        for whole, by_account in self._check_records():
+            if whole is not None:
+                found.append(whole)
+            elif name is None:
+                found += by_account.get(_EVERY, [])
+            else:
+                found += by_account.get(name, [])
         return found
+
+    def _check_records(self) -> list[tuple[CheckRecord | None, dict[object, list[CheckRecord]]]]:
+        """Per reconciliation check, in name order: the check's own record (a run without
+        account records), or each account's records. Read once: a scan of every account's
+        records per account made a 5,000-company summary quadratic."""
+        if self._checks is None:
+            self._checks = []
+            for check, (passed, _severity, meta) in sorted(self.reconciliation.checks.items()):
+                if check not in RECONCILIATION_CHECKS:
+                    continue
+                records = records_of(meta)
+                if not records:  # an account's own check, as a run without records made it
+                    self._checks.append((CheckRecord.from_metadata(check, passed, meta), {}))
+                    continue
+                by_account: dict[object, list[CheckRecord]] = {_EVERY: []}
+                for record in records:
+                    verdict = CheckRecord.from_metadata(check, bool(record["passed"]), record)
+                    by_account[_EVERY].append(verdict)
+                    by_account.setdefault(record.get("account"), []).append(verdict)
+                self._checks.append((None, by_account))
+        return self._checks
 
     def failures(self) -> list[AccountFailure]:
         """One per failed account, its first failure (the others follow from it), in the
