@@ -175,8 +175,8 @@ class SharedReads:
     checked_at: datetime
     contexts: ContextReads
     facts: dict[str, PlanFacts]
-    # The entries from each incremental candidate's boundary on, read in one query when all of
-    # them together fit TAIL_ENTRIES (a daily sync's tails); else each slice is read on its own.
+    # The entries from each incremental candidate's boundary on, read in a few queries of at
+    # most TAIL_ENTRIES each (``read_tails``); an account left out reads each slice on its own.
     tails: dict[str, pl.DataFrame] = field(default_factory=dict)
     # Those tails, reconciled in one pass per set of rules (``reconcile_tails``).
     reconciled: dict[str, ReconciledTail] = field(default_factory=dict)
