@@ -116,6 +116,11 @@ def commit_derived(
                 )
 
 
+# Staged files read by one INSERT: one read of 5,000 companies' files (one each) ran out of the
+# commit's 512 MB, its readers' state all held at once; the rows are as many either way.
+FILES_PER_INSERT = 500
+
+
 def _replace(con: duckdb.DuckDBPyConnection, accounts: Sequence[StagedDerived]) -> None:
     """Every account's tail deleted, then every account's staged rows inserted: a few
     statements per table whatever the number of accounts (one per account made a daily sync of
@@ -137,10 +142,12 @@ def _replace(con: duckdb.DuckDBPyConnection, accounts: Sequence[StagedDerived]) 
     for table, paths in files.items():
         if paths:
             columns = ", ".join(pl.read_parquet_schema(paths[0]))
-            con.execute(
-                f"INSERT INTO {table} ({columns}) SELECT {columns} "
-                f"FROM read_parquet({paths_sql(paths)}, union_by_name = true)"
-            )
+            for start in range(0, len(paths), FILES_PER_INSERT):
+                group = paths[start : start + FILES_PER_INSERT]
+                con.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT {columns} "
+                    f"FROM read_parquet({paths_sql(group)}, union_by_name = true)"
+                )
     for table in REPLACED_ROWS:
         replaced = [staged.account for staged in accounts if staged.rows.get(table)]
         if replaced:

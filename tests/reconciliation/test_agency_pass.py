@@ -31,6 +31,7 @@ from pipelines.reconciliation.run import (
     reconcile_account,
     reconcile_accounts,
 )
+from pipelines.warehouse import derived
 from pipelines.warehouse.writer import Warehouse
 from tests.reconciliation.test_incremental_reconciliation import (
     acknowledge_one,
@@ -84,6 +85,9 @@ def test_an_agency_pass_equals_each_companys_own_and_a_full_one(
 ) -> None:
     with pytest.MonkeyPatch.context() as bound:
         bound.setattr(tails_module, "TAIL_ENTRIES", tail_entries)
+        # The commit reads the staged files in groups (5,000 companies' at once ran out of
+        # memory): one file per INSERT here, so every commit of the test is grouped.
+        bound.setattr(derived, "FILES_PER_INSERT", 1)
         _agency_pass(tmp_path_factory, cases, resyncs, whole=tail_entries > 12)
 
 
