@@ -73,9 +73,7 @@ def reconcile_continuity(
     ambiguous_days = _days_of_groups(chain, ambiguous)
     placement = _placement(chain)
     del chain  # the ordered ledger is the largest frame made here: free the chain first
-    ordered = signed[placement["__row"]].with_columns(
-        placement["balance_before"], placement["chain_position"]
-    )
+    ordered = _ordered(signed, placement)
     return Reconciliation(
         ordered=ordered,
         breaks=breaks,
@@ -113,9 +111,7 @@ def reconcile_each_account(
     group_accounts = dict(
         chain.select("__group", account=names.gather(chain["__row"])).unique("__group").iter_rows()
     )
-    ordered = signed[placement["__row"]].with_columns(
-        placement["balance_before"], placement["chain_position"]
-    )
+    ordered = _ordered(signed, placement)
     searched_of: dict[str, int] = {}
     for group in searched:
         searched_of[group_accounts[group]] = searched_of.get(group_accounts[group], 0) + 1
@@ -136,6 +132,13 @@ def reconcile_each_account(
             ambiguous_days=_days_of_groups(chain, groups),
         )
     return results
+
+
+def _ordered(signed: pl.DataFrame, placement: pl.DataFrame) -> pl.DataFrame:
+    """The ledger in chain order, with its balance_before and chain_position."""
+    return signed[placement["__row"]].with_columns(
+        placement["balance_before"], placement["chain_position"]
+    )
 
 
 def _by_account(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:

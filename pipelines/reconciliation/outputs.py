@@ -7,11 +7,16 @@ the slice, which the caller passes along.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 import polars as pl
 
+from pipelines.reconciliation.context import Context
+from pipelines.reconciliation.slices import by_account
 from transforms.aggregate import daily_balance
+from transforms.cross_checks import ItemKey, ReportedBreakdown, ledger_debits_of_each
 from transforms.enrich import ledger_enriched
 from transforms.entry_type import EntryTypeRules, type_meanings
 
@@ -74,3 +79,42 @@ def stamped(breaks: pl.DataFrame, run_id: str, checked_at: datetime) -> pl.DataF
         pl.lit(run_id).alias("run_id"),
         pl.lit(checked_at, dtype=pl.Datetime("us", "UTC")).alias("checked_at"),
     )
+
+
+@dataclass(frozen=True)
+class SliceRows:
+    """What one slice adds to its account's pass besides its chain: its days' balances, its
+    enriched rows and its debits within the breakdown's period (None: no period to check)."""
+
+    daily: pl.DataFrame
+    chain: pl.DataFrame
+    debits: dict[ItemKey, int] | None
+
+
+def slice_rows(
+    ordered: pl.DataFrame,
+    previous: pl.DataFrame | None,
+    contexts: Mapping[str, Context],
+    rules: EntryTypeRules,
+) -> dict[str, SliceRows]:
+    """Each account's slice rows, for the accounts of `contexts`: one account's slice in its own
+    pass, or every account's tail in the agency's (`tails`), by the same rules."""
+    daily = by_account(daily_rows(ordered, previous, rules))
+    chain = by_account(
+        enriched_rows(
+            ordered,
+            pl.concat([c.subscriptions for c in contexts.values()], how="vertical_relaxed"),
+            pl.concat([c.campaigns for c in contexts.values()], how="vertical_relaxed"),
+            rules,
+        )
+    )
+    periods = {
+        account: (c.breakdown.start, c.breakdown.end)
+        for account, c in contexts.items()
+        if isinstance(c.breakdown, ReportedBreakdown)
+    }
+    debits = ledger_debits_of_each(ordered, periods, rules)
+    return {
+        account: SliceRows(daily(account), chain(account), debits.get(account))
+        for account in contexts
+    }

@@ -24,10 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.reconciliation.chain_carry import (
-    ChainCarry,
-    reconcile_slice,
-)
+from pipelines.reconciliation.chain_carry import ChainCarry, reconcile_slice
 from pipelines.reconciliation.context import Context, ContextReads
 from pipelines.reconciliation.convention import infer_convention
 from pipelines.reconciliation.findings import (
@@ -44,7 +41,7 @@ from pipelines.reconciliation.incremental import (
     plan_pass,
     with_kept_debits,
 )
-from pipelines.reconciliation.outputs import stamped
+from pipelines.reconciliation.outputs import slice_rows, stamped
 from pipelines.reconciliation.result import (
     DUCKDB_MEMORY_LIMIT,
     ReconcileOptions,
@@ -63,7 +60,6 @@ from pipelines.reconciliation.tails import (
     RulesKey,
     read_tails,
     reconcile_tails,
-    slice_rows,
 )
 from pipelines.warehouse.derived import validate_staged
 from pipelines.warehouse.writer import AccountReplacement, StagedDerived, Warehouse
@@ -245,14 +241,8 @@ class SharedReads:
 
 
 def _rules(options: Mapping[str, ReconcileOptions] | None) -> dict[str, EntryTypeRules]:
-    """Each account's entry-type rules, where its options make them."""
-    found = {}
-    for account, chosen in (options or {}).items():
-        try:
-            found[account] = chosen.rules()
-        except Exception:  # its own pass raises it again, as its own failure
-            continue
-    return found
+    """Each account's entry-type rules."""
+    return {account: chosen.rules() for account, chosen in (options or {}).items()}
 
 
 def _periods(
@@ -493,7 +483,9 @@ def _reconcile_slice(
             rules=rules,
         )
         del ledger
-        rows = slice_rows(part, previous, shared.context, rules)
+        rows = slice_rows(part.ordered, previous, {shared.account: shared.context}, rules)[
+            shared.account
+        ]
     ordered = part.ordered
     daily = rows.daily.with_columns(run_id=pl.lit(shared.run_id))
     breaks = placed(part.breaks)

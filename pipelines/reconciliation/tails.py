@@ -22,16 +22,10 @@ import polars as pl
 from pipelines.reconciliation.chain_carry import ChainCarry, SliceReconciliation, reconcile_slices
 from pipelines.reconciliation.context import Context, ContextReads
 from pipelines.reconciliation.incremental import PlanFacts, kept_carry
-from pipelines.reconciliation.outputs import daily_rows, enriched_rows
+from pipelines.reconciliation.outputs import SliceRows, slice_rows
 from pipelines.reconciliation.result import ReconcileOptions
 from pipelines.reconciliation.slices import LEDGER_COLUMNS, SLICE_ENTRIES, by_account
 from pipelines.warehouse.writer import AccountReplacement
-from transforms.cross_checks import (
-    ItemKey,
-    ReportedBreakdown,
-    ledger_debits,
-    ledger_debits_of_each,
-)
 from transforms.entry_type import EntryTypeRules
 from transforms.normalize import SIGN_CONVENTIONS
 
@@ -50,41 +44,12 @@ def rules_key(options: ReconcileOptions) -> RulesKey:
 
 
 @dataclass(frozen=True)
-class SliceRows:
-    """What one slice adds to its account's pass besides its chain: its days' balances, its
-    enriched rows and its debits within the breakdown's period (None: no period to check)."""
-
-    daily: pl.DataFrame
-    chain: pl.DataFrame
-    debits: dict[ItemKey, int] | None
-
-
-@dataclass(frozen=True)
 class ReconciledTail:
     rules: RulesKey  # what it was reconciled under
     carry: ChainCarry  # the carry it resumed from
     last_entry: datetime | None  # the tail's last createdAt (None: an empty tail)
     result: SliceReconciliation
     rows: SliceRows
-
-
-def slice_rows(
-    part: SliceReconciliation,
-    previous: pl.DataFrame | None,
-    context: Context,
-    rules: EntryTypeRules,
-) -> SliceRows:
-    """One account's slice rows, as its own pass makes them."""
-    ordered = part.ordered
-    reported = context.breakdown
-    debits = None
-    if isinstance(reported, ReportedBreakdown):
-        debits = ledger_debits(ordered, reported.start, reported.end, rules)
-    return SliceRows(
-        daily_rows(ordered, previous, rules),
-        enriched_rows(ordered, context.subscriptions, context.campaigns, rules),
-        debits,
-    )
 
 
 def read_tails(
@@ -153,11 +118,10 @@ def reconcile_tails(
         if carry is None or chosen is None or chosen.sign_convention not in SIGN_CONVENTIONS:
             continue
         try:
-            key = rules_key(chosen)
             context = contexts.context(account)
         except Exception:  # the account's own pass raises it again, in its own line
             continue
-        groups.setdefault(key, {})[account] = (tail, carry, context)
+        groups.setdefault(rules_key(chosen), {})[account] = (tail, carry, context)
     reconciled: dict[str, ReconciledTail] = {}
     for key, members in groups.items():
         try:
@@ -184,22 +148,7 @@ def _one_pass(
         [members[a][1].last.select(ordered.columns) for a in parts],  # type: ignore[union-attr]
         how="vertical_relaxed",
     )
-    contexts = {account: members[account][2] for account in parts}
-    daily = by_account(daily_rows(ordered, previous, rules))
-    chain = by_account(
-        enriched_rows(
-            ordered,
-            pl.concat([c.subscriptions for c in contexts.values()], how="vertical_relaxed"),
-            pl.concat([c.campaigns for c in contexts.values()], how="vertical_relaxed"),
-            rules,
-        )
-    )
-    periods = {
-        account: (c.breakdown.start, c.breakdown.end)
-        for account, c in contexts.items()
-        if isinstance(c.breakdown, ReportedBreakdown)
-    }
-    debits = ledger_debits_of_each(ordered, periods, rules)
+    rows = slice_rows(ordered, previous, {a: members[a][2] for a in parts}, rules)
     done = {}
     for account, part in parts.items():
         tail, carry, _ = members[account]
@@ -208,10 +157,6 @@ def _one_pass(
             carry,
             tail["created_at"].max() if tail.height else None,  # type: ignore[arg-type]
             part,
-            SliceRows(
-                daily(account),
-                chain(account),
-                debits.get(account, {}) if account in periods else None,
-            ),
+            rows[account],
         )
     return done
