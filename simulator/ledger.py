@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from simulator.days import Planned, day_rng, plan_day
 from simulator.money import SCALE, decimal_to_units
 from simulator.profile import CompanyProfile
-from simulator.scenario import CompanySpec, HiddenMovementSpec
+from simulator.scenario import CompanySpec, HiddenMovementSpec, SpendSpikeSpec
 from simulator.timefmt import MS_PER_DAY, day_number, dt_to_ms, to_utc
 from simulator.wire import EntryEncoder
 
@@ -162,13 +162,7 @@ class CompanyLedger:
         ago = self.initial_day - day
         for spike in self.spec.spend_spikes:
             if spike.days_ago == ago:
-                agent = self.profile.agents[spike.agent % len(self.profile.agents)]
-                planned = [
-                    (p[0], p[1], int(p[2] * spike.factor), *p[3:])
-                    if p[1] == "Usage" and p[5] == agent
-                    else p
-                    for p in planned
-                ]
+                planned = self._spiked(day, planned, spike)
         for top_up in self.spec.top_ups:
             if top_up.days_ago == ago:
                 noon = day * MS_PER_DAY + MS_PER_DAY // 2
@@ -178,6 +172,32 @@ class CompanyLedger:
                 )  # fmt: skip
                 planned = sorted([*planned, entry], key=lambda p: p[0])
         return planned
+
+    def _spiked(self, day: int, planned: list[Planned], spike: SpendSpikeSpec) -> list[Planned]:
+        """The agent's usage multiplied by the factor, and at least the factor times an average
+        agent's usage of the day (the day's usage over the company's agents): a spike whatever
+        the day's draw gave the agent, even nothing (a quiet Sunday, an agent no campaign had
+        called yet), so a scenario's anomaly is there on any date. What the multiplied entries
+        fall short of is one more Usage entry at noon, on the agent's first campaign."""
+        agent = self.profile.agents[spike.agent % len(self.profile.agents)]
+        spiked = [
+            (p[0], p[1], int(p[2] * spike.factor), *p[3:])
+            if p[1] == "Usage" and p[5] == agent
+            else p
+            for p in planned
+        ]
+        usage = -sum(p[2] for p in planned if p[1] == "Usage")
+        floor = int(usage * spike.factor / len(self.profile.agents))
+        spent = -sum(p[2] for p in spiked if p[1] == "Usage" and p[5] == agent)
+        campaigns = self.profile.campaigns
+        if spent >= floor or not campaigns:
+            return spiked
+        campaign = next((c for c in campaigns if agent in c.agents), campaigns[0])
+        channel = campaign.channels[0]
+        what = f"{channel} campaign burst"
+        noon = day * MS_PER_DAY + MS_PER_DAY // 2
+        burst: Planned = (noon, "Usage", spent - floor, what, channel, agent, campaign.id, None)
+        return sorted([*spiked, burst], key=lambda p: p[0])
 
     def _settle_day(self, rng: random.Random, planned: list[Planned], threshold: int) -> None:
         """Balances a day's plan in order; top-ups follow debits that leave the balance low."""

@@ -102,7 +102,8 @@ class HiddenMovementSpec(_Model):
 
 
 class SpendSpikeSpec(_Model):
-    """One agent's usage multiplied on one day: the spend anomaly alerts look for."""
+    """One agent's usage multiplied on one day, and at least ``factor`` times an average agent's
+    usage that day: the spend anomaly alerts look for, on any date (simulator/README.md)."""
 
     days_ago: int  # counted back from the simulator's initial now's day; 0 is that day
     factor: float = Field(default=6.0, gt=0)

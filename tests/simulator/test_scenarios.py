@@ -14,6 +14,8 @@ from pydantic import BaseModel, ValidationError
 
 from simulator import HiddenMovementSpec, Scenario, Simulator
 from simulator.presets import PRESETS
+from simulator.profile import build_profile
+from simulator.scenario import CompanySpec, SpendSpikeSpec
 from tests.simulator.conftest import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +162,28 @@ def test_the_demos_anomaly_is_on_the_day_alerts_judge_at_any_hour(hour: int) -> 
     judged = date.fromisoformat(last[:10]) - timedelta(days=1)
     spikes = scenario.company("acme").spend_spikes
     assert judged in {now.date() - timedelta(days=s.days_ago) for s in spikes}
+
+
+def test_a_spend_spike_is_there_on_any_date() -> None:
+    """A spike multiplied only what the day's draw gave its agent: on a date that gave it
+    little or nothing (a quiet Sunday, an agent no campaign called), the alert tests' anomaly was
+    not there, and they passed or failed by the calendar. Now the agent spends at least the
+    factor times an average agent's usage of that day, on every one of five weeks' dates."""
+    spec = CompanySpec(
+        name="acme", history_days=30, entries_per_day=40, agents=6, campaigns=1,
+        spend_spikes=[SpendSpikeSpec(days_ago=1, factor=8.0, agent=0)],
+    )  # fmt: skip
+    for offset in range(35):
+        now = datetime(2026, 11, 1, 21, 0, tzinfo=UTC) + timedelta(days=offset)
+        sim = Simulator(Scenario(name="spike", companies=[spec]), now=now)
+        agent = build_profile(0, spec).agents[0]  # in no campaign's team
+        day = now.date() - timedelta(days=1)
+        usage = [
+            e
+            for e in sim.truth("acme").entries
+            if e["type"] == "Usage" and e["createdAt"].date() == day
+        ]
+        spent = -sum(e["signedAmount"] for e in usage if e["agentId"] == agent)
+        others = -sum(e["signedAmount"] for e in usage if e["agentId"] != agent)
+        # the floor is 8/6 of the day's usage before the spike, the others' part included
+        assert spent >= others * 8 / 6 - Decimal("0.0001") and spent > 0, (now, spent, others)
