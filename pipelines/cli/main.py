@@ -374,6 +374,42 @@ def statements_list(
             typer.echo(line)
 
 
+warehouse_app = typer.Typer(
+    help="The warehouse itself: move it into a new file or a DuckLake (docs/lake.md).",
+    no_args_is_help=True,
+)
+app.add_typer(warehouse_app, name="warehouse")
+
+
+@warehouse_app.command("migrate")
+def warehouse_migrate(
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="Where to: a new DuckDB file, or a DuckLake location "
+            "(ducklake:postgres:dbname=... host=...) with no warehouse in it yet.",
+        ),
+    ],
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="What to move: a warehouse file, or a folder EXPORT DATABASE wrote "
+            "(default: CREDITLENS_WAREHOUSE).",
+        ),
+    ] = None,
+) -> None:
+    """Move every table and row of a warehouse into a new one, in one transaction, counted on
+    both sides; the source is left as it was."""
+    with clear_errors():
+        with imports_without_gc():
+            from pipelines.cli.warehouse_command import migrate
+
+        for line in migrate(to, source):
+            typer.echo(line)
+
+
 app.command("audit", help="Audit API-key exposure: which keys read billing data, and where.")(audit)
 app.command("simulate", help="Serve the platform API simulator (billing endpoints) on loopback.")(
     simulate

@@ -19,7 +19,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from pipelines.api.environment import (
     HIDE_VALUE,
@@ -47,6 +55,16 @@ from pipelines.warehouse.instances import (
     DUCKDB_THREADS_ENV,
     parse_duckdb_threads,
     parse_memory_limit,
+)
+from pipelines.warehouse.lake import (
+    DEFAULT_DIR as DEFAULT_LAKE_DIR,
+)
+from pipelines.warehouse.lake import (
+    is_lake_location,
+    lake_for,
+    parse_location,
+    register,
+    stand_in,
 )
 from pipelines.warehouse.writer import Warehouse
 from transforms.entry_type import DEFAULT_DEBIT_TYPE_PATTERN
@@ -108,8 +126,34 @@ class Settings(BaseModel):
     warehouse: Path = env_field(
         "CREDITLENS_WAREHOUSE",
         Path("creditlens.duckdb"),
-        description="The DuckDB file the pipeline writes.",
+        description="The DuckDB file the pipeline writes, or a DuckLake location in DuckDB's "
+        "syntax, `ducklake:postgres:dbname=... host=... port=... user=...` (its catalog in "
+        "PostgreSQL; the password from `PGPASSWORD` or `~/.pgpass`, never in the location): "
+        "then what lives beside the file lives in `CREDITLENS_LAKE_DIR` (docs/lake.md).",
+        hide_value=True,  # a password may have been pasted into a location
     )
+    # Where a lake's neighbours live (its analyst copy, staging, lock, spill folders, Dagster
+    # home): declared before ``lake`` so the location's validator can read it.
+    lake_dir: Path = env_field(
+        "CREDITLENS_LAKE_DIR",
+        DEFAULT_LAKE_DIR,
+        description="With a DuckLake `CREDITLENS_WAREHOUSE`, this host's folder for what lives "
+        "beside a warehouse file otherwise: `warehouse.lake` (a file naming the lake), the "
+        "analyst copy, staging, the lock, DuckDB's spill folders and the Dagster home, each "
+        "still settable by its own variable (docs/lake.md).",
+    )
+    lake_data_path: str | None = env_field(
+        "CREDITLENS_LAKE_DATA_PATH",
+        None,
+        shown_default="`<CREDITLENS_LAKE_DIR>/data/`",
+        description="Where a DuckLake warehouse keeps its Parquet files: a folder every host "
+        "reaches, or `s3://bucket/prefix/` with DuckDB's S3 settings. Read when the lake is "
+        "created (the catalog stores it; later hosts read it there), and given to every attach "
+        "where set (docs/lake.md).",
+    )
+    # The DuckLake location when CREDITLENS_WAREHOUSE names one; ``warehouse`` is then its
+    # stand-in in ``lake_dir`` (pipelines/warehouse/lake.py).
+    lake: str | None = None
     analyst_copy: Path | None = env_field(
         "CREDITLENS_ANALYST_COPY",
         None,
@@ -320,6 +364,28 @@ class Settings(BaseModel):
     # env_field: it is the run's narrowing, not a setting.
     unselected: tuple[str, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _lake_location(cls, data: Any) -> Any:
+        """A DuckLake location is kept as ``lake``; ``warehouse`` checks it (so a mistake names
+        CREDITLENS_WAREHOUSE) and then becomes its stand-in."""
+        if not isinstance(data, dict) or not is_lake_location(data.get("warehouse")):
+            return data
+        return {**data, "lake": str(data["warehouse"]).strip()}
+
+    @field_validator("warehouse", mode="before")
+    @classmethod
+    def _valid_lake(cls, value: Any) -> Any:
+        return parse_location(value) if is_lake_location(value) else value
+
+    @model_validator(mode="after")
+    def _opens_the_lake(self) -> Settings:
+        if self.lake is not None:
+            # frozen, and this is still its validation: the stand-in replaces the location
+            object.__setattr__(self, "warehouse", stand_in(self.lake_dir))
+            register(self.warehouse, lake_for(self.lake, self.lake_data_path, self.lake_dir))
+        return self
+
     @field_validator("accounts")
     @classmethod
     def _distinct_names(cls, value: tuple[AccountSettings, ...]) -> tuple[AccountSettings, ...]:
@@ -347,7 +413,10 @@ class Settings(BaseModel):
     def to_env(self) -> dict[str, str]:
         """The variables a shell would set for these settings (keys excepted: set each
         account's ``api_key_env`` yourself)."""
-        return to_env(self)
+        env = to_env(self)
+        if self.lake is not None:  # the location, not its stand-in
+            env[env_var(type(self).model_fields["warehouse"]) or ""] = self.lake
+        return env
 
     def audit_secret(self, env: Mapping[str, str] | None = None) -> SecretStr | None:
         """The key fingerprints' secret when its variable is set, read now as an account's key

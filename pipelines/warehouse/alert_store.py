@@ -45,7 +45,11 @@ class AlertStore:
         self._latest: dict[tuple[str, str], dict[str, Latest]] | None = None
         self._runs: dict[tuple[str, str], date | None] | None = None
         self.tables = {
-            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database()"
+            ).fetchall()
         }
 
     def frame(self, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:

@@ -5,6 +5,7 @@ Readers open it through pipelines/warehouse/read.py instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -15,7 +16,8 @@ import polars as pl
 from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.empty import copy_of_empty
 from pipelines.warehouse.errors import WarehouseError
-from pipelines.warehouse.instances import attached
+from pipelines.warehouse.instances import DUCKDB_MEMORY_LIMIT_ENV, attached, memory_cap_text
+from pipelines.warehouse.lake import lake_at, shown
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 
@@ -44,7 +46,12 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
-def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+def apply_migration(
+    con: duckdb.DuckDBPyConnection, migration: Migration, lake: bool = False
+) -> None:
+    """``lake``: a DuckLake 1.0 catalog keeps no comment on a view's columns (it refuses one),
+    so those are left out there; docs/data-dictionary.md is generated from the schema, not from
+    the database, and says them all."""
     # Statements first: they alter what exists, and a migration's new views may read it.
     script = [
         SCHEMA_VERSION.create_sql(),
@@ -53,6 +60,8 @@ def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> Non
         *(table.create_sql() for table in migration.tables),
         *(statement for table in migration.tables for statement in table.comment_sql()),
     ]
+    if lake:
+        script = [statement for statement in script if not _comments_a_view_column(statement)]
     with transaction(con):
         # One call: a round trip per statement (some 700 for a new warehouse, most of them
         # comments) was most of a first sync's time in the warehouse.
@@ -63,7 +72,16 @@ def apply_migration(con: duckdb.DuckDBPyConnection, migration: Migration) -> Non
         )
 
 
-def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:
+_VIEWS = {t.name for m in MIGRATIONS for t in m.tables if t.kind == "view"}
+_COLUMN_COMMENT = re.compile(r"\s*COMMENT ON COLUMN (\w+)\.", re.IGNORECASE)
+
+
+def _comments_a_view_column(statement: str) -> bool:
+    found = _COLUMN_COMMENT.match(statement)
+    return bool(found and found[1] in _VIEWS)
+
+
+def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None, lake: bool = False) -> int:
     """Upgrades in place, in order; returns the version reached."""
     version = current_version(con)
     latest = MIGRATIONS[-1].version
@@ -74,7 +92,7 @@ def migrate(con: duckdb.DuckDBPyConnection, up_to: int | None = None) -> int:
         )
     for migration in MIGRATIONS:
         if version < migration.version <= (up_to or latest):
-            apply_migration(con, migration)
+            apply_migration(con, migration, lake)
             version = migration.version
     return version
 
@@ -97,8 +115,28 @@ def connect(path: Path, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         except (duckdb.Error, OSError) as exc:
             if is_disk_full(exc):
                 raise disk_full(path, "nothing was changed") from None
-            raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
+            if _NEWER_FORMAT.search(str(exc)):
+                raise WarehouseError(newer_format(path)) from None
+            raise WarehouseError(f"cannot open the warehouse {shown(path)}: {exc}") from None
         yield con
+
+
+# DuckDB's words for a file of a storage format it does not know: a newer DuckDB wrote it.
+_NEWER_FORMAT = re.compile(r"created with an? newer version of DuckDB|version number \d+, but we")
+
+
+def newer_format(path: Path) -> str:
+    """What to do with a warehouse a newer DuckDB wrote (2.0 writes files 1.5 cannot read): its
+    history (closes, acknowledgements, alerts) is not all in the API, so it is moved, not
+    resynced, unless that history may go (docs/lake.md#a-warehouse-duckdb-20-wrote)."""
+    return (
+        f"the warehouse {path} was written by a newer DuckDB than the {duckdb.__version__} "
+        "creditlens runs on, which cannot read it; export it with that DuckDB (EXPORT DATABASE "
+        f"'{path.stem}-export' (FORMAT parquet)), then `creditlens warehouse migrate --from "
+        f"{path.stem}-export --to NEW_WAREHOUSE`; or set CREDITLENS_WAREHOUSE to a new file and "
+        "resync, leaving closed statements, acknowledgements and alert history behind "
+        "(docs/lake.md)"
+    )
 
 
 @contextmanager
@@ -107,23 +145,28 @@ def open_for_write(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBP
     before COMMIT returns, DuckDB has rolled the write back; at the CHECKPOINT after it, what was
     committed is safe in DuckDB's log and is merged into the file when the file is next opened
     with room to spare."""
+    lake = lake_at(path) is not None
     with file_lock(path, exclusive=True, timeout_s=lock_timeout_s):
-        created = _start_from_empty(path)
+        created = not lake and _start_from_empty(path)
         with connect(path, False) as con:
             try:
                 if created:
                     _stamp_created(con)
-                migrate(con)
+                migrate(con, lake=lake)
                 yield con
             except (duckdb.Error, OSError) as exc:
                 if is_disk_full(exc):
                     raise disk_full(path, "nothing was changed") from None
                 raise
+            if lake:
+                return  # each commit is a lake snapshot already: no log to merge
             try:
                 con.execute("CHECKPOINT")
             except duckdb.Error as exc:
                 if is_disk_full(exc):
                     raise disk_full(path, _committed_to_log(path)) from None
+                if _merge_out_of_memory(exc):
+                    raise WarehouseError(_merge_needs_memory(path)) from None
                 raise
 
 
@@ -147,6 +190,20 @@ def _stamp_created(con: duckdb.DuckDBPyConnection) -> None:
     """The schema's history says when this warehouse was created, not its template."""
     with transaction(con):
         con.execute("UPDATE schema_version SET applied_at = now()")
+
+
+def _merge_out_of_memory(exc: duckdb.Error) -> bool:
+    """DuckDB 1.5's CHECKPOINT needs a few MB more than the queries before it at a tight cap."""
+    return "failed to pin block" in str(exc) or isinstance(exc, duckdb.OutOfMemoryException)
+
+
+def _merge_needs_memory(path: Path) -> str:
+    allowed = memory_cap_text(DUCKDB_MEMORY_LIMIT)
+    return (
+        f"{_committed_to_log(path)}: merging needed more memory than DuckDB was allowed "
+        f"({allowed}); raise {DUCKDB_MEMORY_LIMIT_ENV} (32MB or more) or unset it, then run the "
+        "command again"
+    )
 
 
 def _committed_to_log(path: Path) -> str:

@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.runtime.processes import process_alive
+from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.lake import Lake, lake_at, shown
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +98,13 @@ class LockWait:
 
     def sentence(self) -> str:
         """One line for a log, a progress display or a step's event log."""
+        where = shown(self.warehouse)
         if self.acquired:
-            return f"got the warehouse lock after waiting {self.waited_s:.1f} s ({self.warehouse})"
+            return f"got the warehouse lock after waiting {self.waited_s:.1f} s ({where})"
         who = self.holder.describe() if self.holder else "a reader (a report, a check, a query)"
         if self.waited_s < REPORT_EVERY_S:
             return (
-                f"waiting for the warehouse lock ({self.warehouse}): held by {who}; "
+                f"waiting for the warehouse lock ({where}): held by {who}; "
                 f"giving up after {self.timeout_s:g} s"
             )
         return (
@@ -183,43 +186,130 @@ def _holder(fd: int) -> Holder | None:
     return holder
 
 
-def _record_holder(fd: int) -> None:
+def _me() -> Holder:
     run_id, what = _holder_run.get()
-    me = Holder(os.getpid(), socket.gethostname(), run_id, what, datetime.now(UTC))
+    return Holder(os.getpid(), socket.gethostname(), run_id, what, datetime.now(UTC))
+
+
+def _record_holder(fd: int) -> None:
     os.ftruncate(fd, 0)
-    os.pwrite(fd, me.to_json(), 0)
+    os.pwrite(fd, _me().to_json(), 0)
 
 
 def _acquire(fd: int, path: Path, mode: int, timeout_s: float) -> None:
-    try:
-        fcntl.flock(fd, mode | fcntl.LOCK_NB)
-        return
-    except BlockingIOError:
-        pass
-    started = time.monotonic()
-    reported_at = started
-    _report(LockWait(path, _holder(fd), 0.0, timeout_s, acquired=False))
-    while True:
-        time.sleep(POLL_S)
+    def taken() -> bool:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            break
         except BlockingIOError:
-            now = time.monotonic()
-            if now - started > timeout_s:
-                holder = _holder(fd)
-                by = f" by {holder.describe()}" if holder else ""
-                raise WarehouseBusy(
-                    f"the warehouse {path} stayed locked{by} for {timeout_s:g}s"
-                ) from None
-            if now - reported_at >= REPORT_EVERY_S:
-                reported_at = now
-                _report(LockWait(path, _holder(fd), now - started, timeout_s, acquired=False))
-    _report(LockWait(path, None, time.monotonic() - started, timeout_s, acquired=True))
+            return False
+        return True
+
+    _poll(path, taken, lambda: _holder(fd), timeout_s, timeout_s)
 
 
 @contextmanager
 def file_lock(path: Path, *, exclusive: bool, timeout_s: float) -> Iterator[None]:
+    """On a lake (pipelines/warehouse/lake.py) a reader takes no lock (each read sees one of the
+    lake's snapshots) and a writer takes this host's file lock, then the lake's writer lock,
+    which writers on every host take in turn."""
+    lake = lake_at(path)
+    if lake is None:
+        with _local_lock(path, exclusive=exclusive, timeout_s=timeout_s):
+            yield
+    elif exclusive:
+        started = time.monotonic()
+        with _local_lock(path, exclusive=True, timeout_s=timeout_s):
+            left = max(timeout_s - (time.monotonic() - started), 0.0)
+            with _lake_lock(path, lake, timeout_s=left, reported_timeout_s=timeout_s):
+                yield
+    else:
+        yield
+
+
+# One advisory lock of the catalog's database for every creditlens writer of the lake; the
+# holder's record (Holder.to_json) in a table beside DuckLake's, for whoever has to wait.
+LAKE_LOCK_KEY = 0x637265646C656E73  # "credlens"
+LAKE_HOLDER_TABLE = "creditlens_writer"
+
+
+@contextmanager
+def _lake_lock(
+    path: Path, lake: Lake, *, timeout_s: float, reported_timeout_s: float
+) -> Iterator[None]:
+    import psycopg2  # only a lake needs it, and its import costs every other command
+
+    try:
+        conn = psycopg2.connect(lake.conninfo, application_name="creditlens writer")
+    except psycopg2.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WarehouseError(f"cannot reach the catalog of {lake.location}: {first}") from None
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+
+        def taken() -> bool:
+            cur.execute("SELECT pg_try_advisory_lock(%s)", (LAKE_LOCK_KEY,))
+            return bool(cur.fetchone()[0])
+
+        def holder() -> Holder | None:
+            try:
+                cur.execute(
+                    f"SELECT holder FROM {LAKE_HOLDER_TABLE} WHERE lock_key = %s", (LAKE_LOCK_KEY,)
+                )
+            except psycopg2.Error:
+                return None  # no writer has recorded itself yet
+            row = cur.fetchone()
+            return Holder.from_json(row[0].encode()) if row else None
+
+        _poll(path, taken, holder, timeout_s, reported_timeout_s)
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS {LAKE_HOLDER_TABLE} (lock_key BIGINT PRIMARY KEY, "
+            "holder TEXT NOT NULL)"
+        )
+        cur.execute(
+            f"INSERT INTO {LAKE_HOLDER_TABLE} VALUES (%s, %s) ON CONFLICT (lock_key) "
+            "DO UPDATE SET holder = excluded.holder",
+            (LAKE_LOCK_KEY, _me().to_json().decode()),
+        )
+        try:
+            yield
+        finally:
+            cur.execute(f"DELETE FROM {LAKE_HOLDER_TABLE} WHERE lock_key = %s", (LAKE_LOCK_KEY,))
+            cur.execute("SELECT pg_advisory_unlock(%s)", (LAKE_LOCK_KEY,))
+    finally:
+        conn.close()  # a writer that dies ends its session: PostgreSQL releases the lock
+
+
+def _poll(
+    path: Path,
+    taken: Callable[[], bool],
+    holder: Callable[[], Holder | None],
+    timeout_s: float,
+    reported_timeout_s: float,
+) -> None:
+    """Tries ``taken`` until it succeeds, reporting the wait as the file lock does."""
+    if taken():
+        return
+    started = time.monotonic()
+    reported_at = started
+    _report(LockWait(path, holder(), 0.0, reported_timeout_s, acquired=False))
+    while not taken():
+        time.sleep(POLL_S)
+        now = time.monotonic()
+        if now - started > timeout_s:
+            found = holder()
+            by = f" by {found.describe()}" if found else ""
+            raise WarehouseBusy(
+                f"the warehouse {shown(path)} stayed locked{by} for {reported_timeout_s:g}s"
+            ) from None
+        if now - reported_at >= REPORT_EVERY_S:
+            reported_at = now
+            _report(LockWait(path, holder(), now - started, reported_timeout_s, acquired=False))
+    _report(LockWait(path, None, time.monotonic() - started, reported_timeout_s, acquired=True))
+
+
+@contextmanager
+def _local_lock(path: Path, *, exclusive: bool, timeout_s: float) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

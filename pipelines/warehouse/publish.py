@@ -39,6 +39,7 @@ from pipelines.warehouse.analyst_views import (
 from pipelines.warehouse.connection import connect
 from pipelines.warehouse.disk import DiskFull, free_bytes, is_disk_full, size_text
 from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.lake import lake_at
 from pipelines.warehouse.lock import file_lock
 
 # A publish under way (its generation follows): left behind only by a killed one.
@@ -47,8 +48,22 @@ _UNDER_WAY = ".publishing-"
 VIEWS_FILE_BYTES = 512 * 1024
 
 
+# A lake's rows in Parquet, about: the estimate of a copy's size where no one file holds them.
+LAKE_BYTES_PER_ROW = 64
+
+
+def _bytes_per_row(path: Path, rows: int) -> float:
+    """What the copy will need per row, from the warehouse file's size per row."""
+    if lake_at(path) is not None:
+        return LAKE_BYTES_PER_ROW
+    return path.stat().st_size / max(rows, 1)
+
+
 def default_analyst_copy(path: Path) -> Path:
-    return path.with_name(f"{path.stem}.analyst{path.suffix or '.duckdb'}")
+    """Beside the warehouse, a DuckDB file whatever the warehouse is (a lake's stand-in is
+    ``warehouse.lake``: its copy is ``warehouse.analyst.duckdb``)."""
+    suffix = ".duckdb" if lake_at(path) is not None else path.suffix or ".duckdb"
+    return path.with_name(f"{path.stem}.analyst{suffix}")
 
 
 def analyst_parquet_dir(target: Path) -> Path:
@@ -230,7 +245,7 @@ def _publish(
                 if (b := before.get(k)) is None or (b.rows, b.checksum) != v
             }  # fmt: skip
             new.parts[table.name] = {k: before[k] for k in now if k not in due[table.name]}
-        _check_room(path.stat().st_size / max(rows, 1), target, old, due)
+        _check_room(_bytes_per_row(path, rows), target, old, due)
         for table in tables:
             files = parts.export(con, folder, table, due[table.name], new.generation)
             for key, names in files.items():

@@ -60,7 +60,11 @@ def rows(con: ReadConnection, sql: str, params: Sequence[Any] = ()) -> list[tupl
 def table_names(con: ReadConnection) -> set[str]:
     """Tables and views present: an older warehouse may lack the newer ones."""
     return {
-        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_catalog = current_database()"
+        ).fetchall()
     }
 
 

@@ -24,7 +24,7 @@ from pipelines.warehouse.publish import (
 )
 from pipelines.warehouse.writer import Warehouse
 from tests.dashboards.warehouse_factory import MAIN, SECOND, build_warehouse
-from tests.pipeline.duckdb14 import ENV, VERSION
+from tests.pipeline.other_duckdb import ENV, VERSION
 
 RELATIONS = (
     "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "

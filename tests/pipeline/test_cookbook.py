@@ -26,7 +26,7 @@ from pipelines.cli.sync_command import run_sync
 from pipelines.config.settings import Settings
 from pipelines.warehouse import publish
 from tests.conftest import Simulated
-from tests.pipeline.duckdb14 import duckdb14_python
+from tests.pipeline.other_duckdb import duckdb14_python
 from transforms.entry_type import category_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,6 +36,8 @@ FULL_ENV = {
     "CREDITLENS_BASE_URL": "https://api.example.test/v1/",
     "CREDITLENS_ACCOUNT": "acme",
     "CREDITLENS_WAREHOUSE": "/data/acme.duckdb",
+    "CREDITLENS_LAKE_DIR": "/srv/lake",
+    "CREDITLENS_LAKE_DATA_PATH": "s3://acme-lake/data/",
     "CREDITLENS_ANALYST_COPY": "/data/acme.analyst.duckdb",
     "CREDITLENS_STAGING_DIR": "/scratch/staging",
     "CREDITLENS_REPORTS_DIR": "/srv/reports",
@@ -95,7 +97,9 @@ def test_every_variable_is_read_into_its_field() -> None:
     assert set(FULL_ENV) == set(env_vars(Settings)), "FULL_ENV covers every declared variable"
     settings = Settings.from_env(FULL_ENV)
     account = settings.account
-    assert settings.warehouse == Path("/data/acme.duckdb")
+    assert settings.warehouse == Path("/data/acme.duckdb") and settings.lake is None
+    assert settings.lake_dir == Path("/srv/lake")
+    assert settings.lake_data_path == "s3://acme-lake/data/"
     assert settings.staging_root == Path("/scratch/staging")
     assert str(settings.tolerance) == "0.01" and settings.reconcile_slice_entries == 0
     assert settings.audit_scan == (Path("/srv/app"), Path("/srv/web"))
@@ -282,3 +286,21 @@ def test_the_reference_shows_a_derived_default_as_its_owner_has_it() -> None:
 def test_a_setting_without_a_description_stops_the_reference() -> None:
     with pytest.raises(ValueError, match="without a description"):
         meaning(FieldInfo(default=1))
+
+
+def test_a_lake_location_stands_in_a_folder_and_round_trips_to_a_child(tmp_path: Path) -> None:
+    """CREDITLENS_WAREHOUSE=ducklake:...: what lives beside a file lives in the lake's folder,
+    and a child given these settings' variables opens the same lake."""
+    location = "ducklake:postgres:dbname=creditlens host=pg.internal user=sync"
+    env = {**FULL_ENV, "CREDITLENS_WAREHOUSE": location, "CREDITLENS_LAKE_DIR": str(tmp_path)}
+    del (
+        env["CREDITLENS_STAGING_DIR"],
+        env["CREDITLENS_ANALYST_COPY"],
+        env["CREDITLENS_DAGSTER_HOME"],
+    )
+    settings = Settings.from_env(env)
+    assert settings.lake == location and settings.warehouse == tmp_path / "warehouse.lake"
+    assert settings.staging_root == tmp_path / ".creditlens-staging"
+    assert settings.open_warehouse().analyst_copy == tmp_path / "warehouse.analyst.duckdb"
+    assert settings.to_env()["CREDITLENS_WAREHOUSE"] == location
+    assert Settings.from_env(settings.to_env() | {"CREDITLENS_API_KEY": "k"}).lake == location

@@ -1,0 +1,80 @@
+"""The lake tests' ground: one real PostgreSQL per test process (tests/lake/postgres.py), a new
+database in it for each test, and readers of the lake and of a file that ask both the same
+questions, so every truth the file backend proves is compared, figure by figure, on the lake.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipelines.warehouse import extensions
+from tests.lake.postgres import Postgres, running_postgres
+
+_databases = itertools.count()
+
+# What a user reads of a warehouse, without the moments and run ids that differ between any two
+# syncs: each company's ledger, hidden movements, days, months, closes and alerts.
+FIGURES = {
+    "ledger": "SELECT account, entry_id, created_at, entry_type, amount, description, "
+    "has_description, channel, agent_id, campaign_id, balance_after FROM ledger_entries",
+    "hidden movements": "SELECT account, break_id, placement, gap, expected_balance, "
+    "observed_balance FROM hidden_movements",
+    "days": "SELECT account, day, opening, debits, credits, refunds, adjustments, other, "
+    "hidden_movements, closing, entries FROM daily_balance",
+    "months": "SELECT * FROM monthly_statement",
+    "breakdown mismatches": "SELECT account, break_id, difference FROM breakdown_mismatches",
+    "closes": "SELECT account, month, version, opening, debits, credits, closing, entries, "
+    "content_hash FROM statement_closes",
+    "alerts": "SELECT alert_id, rule, account, dimension_value, state, measured, threshold "
+    "FROM alerts",
+    "quarantine": "SELECT account, reason, raw_json FROM quarantine",
+}
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture
+def lake_location(postgres: Postgres) -> str:
+    """A DuckLake location on a database of its own, as CREDITLENS_WAREHOUSE takes it."""
+    name = postgres.create_database(f"lake_{os.getpid()}_{next(_databases)}")
+    return f"ducklake:postgres:{postgres.dsn(name)}"
+
+
+def lake_rows(location: str, sql: str, params: list[Any] | None = None) -> list[tuple]:
+    """Rows of ``sql`` on the lake, read as an analyst would: their own DuckDB, the extension
+    from its wheel, the lake attached read-only."""
+    con = duckdb.connect()
+    try:
+        extensions.load(con)
+        con.execute(f"ATTACH '{location}' AS lake (READ_ONLY)")
+        con.execute("USE lake")
+        return sorted(con.execute(sql, params or []).fetchall(), key=repr)
+    finally:
+        con.close()
+
+
+def file_rows(path: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return sorted(con.execute(sql).fetchall(), key=repr)
+    finally:
+        con.close()
+
+
+def figures_of_lake(location: str) -> dict[str, list[tuple]]:
+    return {name: lake_rows(location, sql) for name, sql in FIGURES.items()}
+
+
+def figures_of_file(path: Path) -> dict[str, list[tuple]]:
+    return {name: file_rows(path, sql) for name, sql in FIGURES.items()}

@@ -1,0 +1,229 @@
+"""The warehouse as a DuckLake on a real PostgreSQL: every truth the file proves, on the lake.
+
+An agency (a company burning down, one with hidden movements, one topped up, one whose key the
+platform rejects) synced into a file and into a lake gives the same figures, the same messages
+and the same one-line failure; two processes acting as two hosts sync disjoint companies into
+one lake at once; a writer waits for another host's writer and names it; a writer killed inside
+its transaction leaves the lake as it was, and the next sync completes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pipelines.config.settings import Settings
+from pipelines.warehouse.lock import file_lock, holding_for
+from tests import SUITE_VARIABLES
+from tests.alerts.receivers import Received, receivers
+from tests.alerts.test_alert_agency import AGENCY as ALERT_AGENCY
+from tests.conftest import Simulated, serving
+from tests.lake.conftest import figures_of_file, figures_of_lake, lake_rows
+from tests.pipeline.helpers import cli_in_process, truth
+from tests.reliability.forks import fork_server
+from tests.reliability.support import assert_one_clear_error_line
+
+START = datetime.now(UTC)
+
+# The alert tests' agency (burnco burning down, spikeco with hidden movements, topupco low),
+# and a company whose key the platform never issued.
+AGENCY = (
+    ALERT_AGENCY
+    + """
+[[accounts]]
+name = "ghostco"
+base_url = "{url}"
+api_key_env = "GHOSTCO_KEY"
+"""
+)
+
+
+def _agency_env(
+    s: Simulated, folder: Path, warehouse: str, ports: tuple[int, int]
+) -> dict[str, str]:
+    (folder / "agency.toml").write_text(AGENCY.format(url=s.url))
+    keys = {c.name: next(k.secret for k in c.keys if k.scope == "full") for c in s.sim.companies}
+    return {
+        "CREDITLENS_CONFIG": str(folder / "agency.toml"),
+        "CREDITLENS_WAREHOUSE": warehouse,
+        "CREDITLENS_LAKE_DIR": str(folder / "lake"),
+        "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
+        "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
+        "CREDITLENS_MAX_RETRIES": "8",
+        "CREDITLENS_ANOMALY_GRACE_HOURS": "0",
+        **SUITE_VARIABLES,
+        **{f"{name.upper()}_KEY": key for name, key in keys.items()},
+        "GHOSTCO_KEY": "a-key-the-platform-never-issued",
+        "CHAT_URL": f"mmost://127.0.0.1:{ports[0]}/chattoken",
+        "MAIL_URL": f"mailto://127.0.0.1:{ports[1]}?from=alerts@example.com&to=ops@example.com",
+    }
+
+
+def _sent(received: Received) -> list[str]:
+    found = []
+    for _, body in received.http:
+        match = re.search(r"creditlens \w+: (\S+) on (\S+?)(?:,|\r?\n)", body["text"])
+        assert match, body
+        found.append(f"{match[1]} on {match[2]}")
+    return sorted(found)
+
+
+@pytest.mark.slow
+def test_an_agency_on_the_lake_tells_what_the_file_tells(
+    tmp_path: Path, lake_location: str
+) -> None:
+    told: dict[str, tuple[str, list[str], str]] = {}
+    with serving("alerts", now=START) as s, receivers() as (received, *ports):
+        for backend in ("file", "lake"):
+            folder = tmp_path / backend
+            folder.mkdir()
+            where = str(folder / "warehouse.duckdb") if backend == "file" else lake_location
+            env = _agency_env(s, folder, where, (ports[0], ports[1]))
+            done = cli_in_process("sync", env=env)
+            assert done.returncode == 1, done.stderr[-2000:]  # ghostco's key: its one line
+            failures = [line for line in done.stderr.splitlines() if "error" in line]
+            assert len(failures) == 1 and "account ghostco" in failures[0], done.stderr
+            breaks = cli_in_process("breaks", "list", "--all", env=env)
+            assert breaks.returncode == 0, breaks.stderr
+            told[backend] = (failures[0], _sent(received), breaks.stdout)
+            received.clear()
+        lake = figures_of_lake(lake_location)
+        assert lake == figures_of_file(tmp_path / "file" / "warehouse.duckdb")
+    assert told["lake"] == told["file"]
+    # what the agency expects of it: spikeco's movement, burnco low, ghostco failed, closes
+    assert {"failed on ghostco", "low-balance on burnco", "movements on spikeco"} <= set(
+        told["lake"][1]
+    )
+    assert {a for a, *_ in lake["closes"]} == {"burnco", "spikeco"}
+    assert lake["ledger"] and lake["hidden movements"]
+    # Beside the lake, in its folder: the stand-in, the analyst copy (DuckDB 1.4 reads it), no
+    # DuckDB file of the warehouse's own.
+    beside = {p.name for p in (tmp_path / "lake" / "lake").iterdir()}
+    assert {"warehouse.lake", "warehouse.analyst.duckdb", "data"} <= beside
+    assert not any(name.endswith(".wal") for name in beside)
+
+
+def test_a_location_holding_a_password_is_one_line_that_never_repeats_it(tmp_path: Path) -> None:
+    env = {
+        "CREDITLENS_WAREHOUSE": "ducklake:postgres:dbname=x host=127.0.0.1 password=hunter2",
+        "CREDITLENS_BASE_URL": "http://127.0.0.1:9",
+        "CREDITLENS_API_KEY": "k",
+        "CREDITLENS_LAKE_DIR": str(tmp_path / "lake"),
+    }
+    done = cli_in_process("sync", env=env)
+    line = assert_one_clear_error_line(done, "CREDITLENS_WAREHOUSE", "PGPASSWORD")
+    assert "hunter2" not in done.stdout + done.stderr, line
+
+
+def _one_company_env(s: Simulated, folder: Path, location: str, **extra: str) -> dict[str, str]:
+    return {
+        "CREDITLENS_BASE_URL": s.url,
+        "CREDITLENS_API_KEY": s.key,
+        "CREDITLENS_ACCOUNT": s.company,
+        "CREDITLENS_WAREHOUSE": location,
+        "CREDITLENS_LAKE_DIR": str(folder),
+        "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
+        "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
+        "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
+        **SUITE_VARIABLES,
+        **extra,
+    }
+
+
+def test_a_writer_waits_for_another_hosts_writer_and_names_it(
+    tmp_path: Path, lake_location: str
+) -> None:
+    """The other host's writer holds the lake (its own folder, so no file lock of this host
+    says so): this sync waits its timeout, then fails in one line naming that writer."""
+    with serving("small") as s:
+        other = Settings.from_env(_one_company_env(s, tmp_path / "other-host", lake_location))
+        mine = _one_company_env(s, tmp_path / "this-host", lake_location)
+        with (
+            holding_for("run-of-the-other-host", "ledger"),
+            file_lock(other.warehouse, exclusive=True, timeout_s=5),
+        ):
+            busy = cli_in_process("sync", env={**mine, "CREDITLENS_LOCK_TIMEOUT_S": "1"})
+        line = assert_one_clear_error_line(busy, "stayed locked", alone=False)
+        assert "run run-of-the-other-host (ledger)" in line and f"pid {os.getpid()}" in line
+        assert lake_location in line
+        done = cli_in_process("sync", env=mine)  # released: the same sync goes through
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert sorted(lake_rows(lake_location, LEDGER)) == truth(s)
+
+
+LEDGER = (
+    "SELECT strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z', entry_type, "
+    "amount, description, has_description, channel, agent_id, campaign_id, balance_after "
+    "FROM ledger_entries"
+)
+
+
+@pytest.mark.slow
+def test_two_hosts_sync_disjoint_companies_into_one_lake_at_once(
+    tmp_path: Path, lake_location: str
+) -> None:
+    """Two processes, each with its own folder and Dagster instance, as two hosts would be,
+    sync different companies of one accounts file at the same moment; both land, and a reader
+    of the lake gets every company's figures as a file synced with all of them gives them."""
+    with serving("alerts", now=START) as s, receivers() as (_, *ports):
+        hosts = []
+        for host, accounts in (("host-a", ["burnco", "topupco"]), ("host-b", ["spikeco"])):
+            folder = tmp_path / host
+            folder.mkdir()
+            env = _agency_env(s, folder, lake_location, (ports[0], ports[1]))
+            args = [arg for name in accounts for arg in ("--account", name)]
+            hosts.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "pipelines.cli", "sync", *args],
+                    env={**os.environ, **env},
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for process in hosts:
+            _out, err = process.communicate(timeout=240)
+            assert process.returncode == 0, err[-2000:]
+        folder = tmp_path / "file"
+        folder.mkdir()
+        env = _agency_env(s, folder, str(folder / "warehouse.duckdb"), (ports[0], ports[1]))
+        args = ["--account", "burnco", "--account", "topupco", "--account", "spikeco"]
+        assert cli_in_process("sync", *args, env=env).returncode == 0
+        lake, file = figures_of_lake(lake_location), figures_of_file(folder / "warehouse.duckdb")
+    for name in ("ledger", "hidden movements", "days", "months", "closes"):
+        assert lake[name] == file[name], name
+
+
+@pytest.mark.slow
+def test_a_writer_killed_inside_its_transaction_leaves_the_lake_whole(
+    tmp_path: Path, lake_location: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """SIGKILL inside the landing transaction, before its COMMIT: PostgreSQL ends the session
+    (and its lock), the lake holds none of the ledger, and the next sync lands all of it."""
+    forks = fork_server(tmp_path_factory)
+    with serving("small") as s:
+        env = _one_company_env(s, tmp_path, lake_location, CREDITLENS_FAILPOINT="transaction")
+        killed = forks.start("sync", env={**os.environ, **env})
+        assert killed.wait(timeout=300) < 0, killed.output[-2000:]
+        rows = lake_rows_or_none(lake_location)
+        assert rows in (None, 0), rows
+        del env["CREDITLENS_FAILPOINT"]
+        done = cli_in_process("sync", env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert sorted(lake_rows(lake_location, LEDGER)) == truth(s)
+
+
+def lake_rows_or_none(location: str) -> int | None:
+    """The ledger's rows, or None where the kill came before the lake had its tables."""
+    try:
+        return int(lake_rows(location, "SELECT count(*) FROM ledger_entries")[0][0])
+    except Exception as exc:
+        if "does not exist" in str(exc) or "not exist" in str(exc):
+            return None
+        raise
