@@ -349,3 +349,21 @@ def test_a_killed_publishs_files_are_swept_by_the_next(warehouse: Warehouse) -> 
     assert not stray.exists() and done.deleted >= 1
     assert not list(folder.glob(".publishing-*"))
     assert rows(warehouse.analyst_copy, "sync_outcomes") == rows(warehouse.path, "sync_outcomes")
+
+
+def test_parts_written_a_few_to_a_statement_make_the_same_copy(
+    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agency's first copy wrote every part of a table in one COPY, and DuckDB 1.5.5 ran out
+    of its 512MB at 1,250 partitions; now PARTS_PER_COPY at a time. Two a time here, so every
+    table of several parts is written in several statements, and the copy is the same."""
+    from pipelines.warehouse import analyst_parts
+
+    monkeypatch.setattr(analyst_parts, "PARTS_PER_COPY", 2)
+    target = tmp_path / "batched.analyst.duckdb"
+    publish_now(warehouse.path, target, 30)
+    parts = load_manifest(analyst_parquet_dir(target)).parts
+    assert max(len(p) for p in parts.values()) > 2  # some table took several statements
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        names = [r[0] for r in con.execute(RELATIONS).fetchall()]
+    assert every_row(target, names) == every_row(warehouse.path, names)
