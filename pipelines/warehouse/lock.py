@@ -249,7 +249,8 @@ def _lake_lock(
 
         def taken() -> bool:
             cur.execute("SELECT pg_try_advisory_lock(%s)", (LAKE_LOCK_KEY,))
-            return bool(cur.fetchone()[0])
+            row = cur.fetchone()
+            return bool(row and row[0])
 
         def holder() -> Holder | None:
             try:
