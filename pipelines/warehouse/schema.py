@@ -63,7 +63,12 @@ from pipelines.warehouse.snapshot_tables import (
     CONSUMPTION_SNAPSHOTS,
     SUBSCRIPTION_SNAPSHOTS,
 )
-from pipelines.warehouse.statement_tables import STATEMENT_CHECKS, STATEMENT_CLOSES
+from pipelines.warehouse.statement_tables import (
+    CLOSED_STATEMENTS,
+    LAKE_SNAPSHOT,
+    STATEMENT_CHECKS,
+    STATEMENT_CLOSES,
+)
 from pipelines.warehouse.statement_tables import TABLES as STATEMENT_TABLES
 from pipelines.warehouse.table import Column, Table
 
@@ -264,6 +269,17 @@ MIGRATIONS: list[Migration] = [
             *LEDGER_ENTRIES.comment_sql(),
             *QUARANTINE.comment_sql(),
             *ALERT_RULE_RUNS.comment_sql(),
+        ),
+    ),
+    # On a lake, each close records the snapshot it read, so a restatement can be reproduced
+    # by time travel (docs/lake.md).
+    Migration(
+        18,
+        "statement_closes.lake_snapshot: the lake snapshot a close read",
+        (CLOSED_STATEMENTS,),
+        statements=(
+            STATEMENT_CLOSES.add_column_sql(LAKE_SNAPSHOT),
+            *STATEMENT_CLOSES.comment_sql(),
         ),
     ),
 ]

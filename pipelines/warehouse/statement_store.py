@@ -22,6 +22,7 @@ from pipelines.runtime.failpoints import failpoint
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.outbox import queue_rows
 from pipelines.warehouse.rows import insert_dicts
+from pipelines.warehouse.sql_text import quote
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
 
 _IN = "account IN (SELECT unnest(?::VARCHAR[]))"
@@ -218,12 +219,26 @@ class StatementStore:
         totals: Sequence[dict[str, Any]],
         restatements: Sequence[dict[str, Any]],
     ) -> None:
-        insert_dicts(self._con, "statement_closes", closes)
+        snapshot = self._lake_snapshot()
+        insert_dicts(
+            self._con, "statement_closes", [{**c, "lake_snapshot": snapshot} for c in closes]
+        )
         insert_dicts(self._con, "statement_close_lines", lines)
         insert_dicts(self._con, "statement_close_totals", totals)
         insert_dicts(self._con, "statement_restatements", restatements)
         # A kill here, inside the transaction, must leave no close at all.
         failpoint("statement_close")
+
+    def _lake_snapshot(self) -> int | None:
+        """The lake snapshot this transaction reads; None on a file."""
+        found = self._con.execute(
+            "SELECT database_name FROM duckdb_databases() "
+            "WHERE database_name = current_database() AND type = 'ducklake'"
+        ).fetchone()
+        if found is None:
+            return None
+        row = self._con.execute(f"FROM {quote(found[0])}.current_snapshot()").fetchone()
+        return int(row[0]) if row else None
 
     def queue(self, rows: Sequence[dict[str, Any]], again: bool = False) -> list[tuple[str, str]]:
         """Queues the closes' messages in the transaction that records them: a close is never

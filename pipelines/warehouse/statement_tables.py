@@ -16,6 +16,15 @@ MONTH = Column("month", "DATE", "First day of the UTC month.", True)
 VERSION = Column("version", "INTEGER", "1: the close; 2, 3, ...: each restatement, in order.", True)
 KEY = (ACCOUNT, MONTH, VERSION)
 
+# A lake's close can be read again as it read its figures (docs/lake.md#time-travel-to-a-close).
+LAKE_SNAPSHOT = Column(
+    "lake_snapshot",
+    "BIGINT",
+    "On a DuckLake warehouse, the lake snapshot this version's close read its figures at "
+    "(`AT (VERSION => lake_snapshot)` reads the lake as it stood); NULL on a file warehouse "
+    "and for versions recorded before this column.",
+)
+
 STATEMENT_CLOSES = Table(
     "statement_closes",
     "Each account's closed months, one row per version, never rewritten: version 1 is the "
@@ -51,6 +60,7 @@ STATEMENT_CLOSES = Table(
             "latest of them is sent; this one is sent by hand (`creditlens close --month`).",
             True,
         ),
+        LAKE_SNAPSHOT,
     ),
     since=13,
 )
@@ -138,6 +148,7 @@ CLOSED_STATEMENTS = Table(
         Column("data_as_of", "TIMESTAMPTZ", "The latest version's data time (UTC).", True),
         Column("first_closed_at", "TIMESTAMPTZ", "When version 1 was recorded (UTC).", True),
         Column("restated_at", "TIMESTAMPTZ", "When the latest restatement was recorded; NULL."),
+        LAKE_SNAPSHOT,
     ),
     since=13,
     kind="view",
@@ -145,7 +156,7 @@ CLOSED_STATEMENTS = Table(
         "SELECT l.account, l.month, l.version, "
         + "".join(f"l.{name}, " for name in STATEMENT_MONEY_COLUMNS)
         + "l.entries, l.content_hash, l.data_as_of, f.closed_at AS first_closed_at, "
-        "CASE WHEN l.version > 1 THEN l.closed_at END AS restated_at "
+        "CASE WHEN l.version > 1 THEN l.closed_at END AS restated_at, l.lake_snapshot "
         f"FROM ({_LATEST}) l JOIN statement_closes f "
         "ON f.account = l.account AND f.month = l.month AND f.version = 1"
     ),

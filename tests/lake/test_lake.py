@@ -24,7 +24,7 @@ from tests import SUITE_VARIABLES
 from tests.alerts.receivers import Received, receivers
 from tests.alerts.test_alert_agency import AGENCY as ALERT_AGENCY
 from tests.conftest import Simulated, serving
-from tests.lake.conftest import figures_of_file, figures_of_lake, lake_rows
+from tests.lake.conftest import figures_of_file, figures_of_lake, file_rows, lake_rows
 from tests.pipeline.helpers import cli_in_process, truth
 from tests.reliability.forks import fork_server
 from tests.reliability.support import assert_one_clear_error_line
@@ -101,6 +101,25 @@ def test_an_agency_on_the_lake_tells_what_the_file_tells(
         told["lake"][1]
     )
     assert {a for a, *_ in lake["closes"]} == {"burnco", "spikeco"}
+    # Each close recorded the lake snapshot it read; the lake read at it gives the figures the
+    # close froze (the month's last closing balance), whatever came after.
+    closes = lake_rows(
+        lake_location,
+        "SELECT account, month, closing, lake_snapshot FROM statement_closes ORDER BY ALL",
+    )
+    assert closes and all(snapshot is not None for *_, snapshot in closes)
+    for account, month, closing, snapshot in closes:
+        then = lake_rows(
+            lake_location,
+            f"SELECT max_by(closing, day) FROM daily_balance AT (VERSION => {int(snapshot)}) "
+            "WHERE account = ? AND date_trunc('month', day) = ?",
+            [account, month],
+        )
+        assert then == [(closing,)], (account, month)
+    assert file_rows(
+        tmp_path / "file" / "warehouse.duckdb",
+        "SELECT DISTINCT lake_snapshot FROM statement_closes",
+    ) == [(None,)]
     assert lake["ledger"] and lake["hidden movements"]
     # Beside the lake, in its folder: the stand-in, the analyst copy (DuckDB 1.4 reads it), no
     # DuckDB file of the warehouse's own.
