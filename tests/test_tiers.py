@@ -36,7 +36,9 @@ COVERED_ELSEWHERE = {
     "reliability/test_crashes.py": "pipeline/test_sync.py (the failpoints run in every sync)",
     "reliability/test_faults.py": "client/test_client.py (each fault kind retried)",
     "reliability/test_hostile_reports.py": "dashboards/test_report_browser.py (markup as text)",
+    "benchmarks/test_lake_smoke.py": "benchmarks/test_benchmark_layout.py, lake/test_lake.py",
     "lake/test_dagster_postgres.py": "pipeline/test_settings.py, dagster/test_shared_history.py",
+    "lake/test_lake_s3.py": "lake/test_lake.py (the same lake, its data in a folder)",
     "lake/test_lake_readers.py": "lake/test_lake.py (a writer's wait, the location's line)",
     "lake/test_warehouse_migrate.py": "lake/test_lake.py and pipeline/test_schema.py",
 }

@@ -54,6 +54,12 @@ def extension_file(name: str, package: str, pip_name: str) -> Path:
 def load(con: duckdb.DuckDBPyConnection, s3: bool = False) -> None:
     """Loads the lake's extensions into ``con``'s instance (again: a no-op once loaded)."""
     for setting, value in NO_DOWNLOADS.items():
-        con.execute(f"SET {setting} = {value}")
+        con.execute(f"SET GLOBAL {setting} = {value}")
     for extension in (*LAKE_EXTENSIONS, *((S3_EXTENSION,) if s3 else ())):
         con.execute(f"LOAD {literal(str(extension_file(*extension)))}")
+    if s3:
+        # DuckDB's S3 uploader buffers one part of max filesize / 10,000 parts per file it
+        # writes: 80 MB at its default of 800GB, more than a reconciliation commit's whole 64 MB
+        # (it ran out of memory). A lake's Parquet files are far smaller: 60GB makes the parts
+        # 6 MB, above S3's 5 MiB least part.
+        con.execute("SET GLOBAL s3_uploader_max_filesize = '60GB'")

@@ -35,7 +35,7 @@ import duckdb
 
 from pipelines.warehouse import extensions
 from pipelines.warehouse.errors import WarehouseError
-from pipelines.warehouse.lake import Lake, lake_at
+from pipelines.warehouse.lake import Lake, lake_at, s3_secret_sql
 from pipelines.warehouse.sql_text import literal
 
 __all__ = [
@@ -284,6 +284,8 @@ def _attach_lake(
     the next opens, reads and writes alike); a writer creates it where it does not exist yet, a
     reader says in one line that there is nothing to read."""
     extensions.load(connection, s3=lake.on_s3)
+    if lake.on_s3 and (secret := s3_secret_sql()) is not None:
+        connection.execute(secret)
     try:
         connection.execute(lake.attach_sql(alias, read_only=False, create=False))
     except duckdb.Error as exc:

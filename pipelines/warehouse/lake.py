@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pipelines.warehouse.sql_text import literal
 
@@ -59,6 +61,31 @@ class Lake:
             options.append("CREATE_IF_NOT_EXISTS false")
         mode = f" ({', '.join(options)})" if options else ""
         return f"ATTACH {literal(self.location)} AS {alias}{mode}"
+
+
+def s3_secret_sql(env: Mapping[str, str] | None = None) -> str | None:
+    """DuckDB's S3 secret for a lake's data on ``s3://``, from the variables every AWS client
+    reads (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION or
+    AWS_DEFAULT_REGION, and AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL for an S3 that is not AWS's),
+    made in memory at each attach: never stored, never printed. None without a key: DuckDB then
+    uses what the installation gave it (a persistent secret of its own)."""
+    env = os.environ if env is None else env
+    key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        return None
+    options = ["TYPE s3", f"KEY_ID {literal(key)}", f"SECRET {literal(secret)}"]
+    if token := env.get("AWS_SESSION_TOKEN"):
+        options.append(f"SESSION_TOKEN {literal(token)}")
+    if region := env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"):
+        options.append(f"REGION {literal(region)}")
+    if endpoint := env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"):
+        parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
+        options += [
+            f"ENDPOINT {literal(parts.netloc)}",
+            f"USE_SSL {'false' if parts.scheme == 'http' else 'true'}",
+            "URL_STYLE 'path'",  # what S3 servers other than AWS's take
+        ]
+    return f"CREATE OR REPLACE SECRET creditlens_lake_s3 ({', '.join(options)})"
 
 
 def is_lake_location(text: object) -> bool:
