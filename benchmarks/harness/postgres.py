@@ -1,10 +1,11 @@
-"""A real PostgreSQL server for the lake tests: Debian's binaries, a throwaway cluster under the
-temporary folder, on a free loopback port, trust authentication, stopped when the block ends.
+"""A real PostgreSQL server for the lake's tests and benchmark: Debian's binaries, a throwaway
+cluster under the temporary folder, on a free loopback port, trust authentication, stopped when
+the block ends.
 
-Where the binaries are missing the lake tests skip, saying so, unless
-CREDITLENS_REQUIRE_POSTGRES=1 (`.ci/run` sets it and installs Debian's `postgresql`): then they
-fail. PostgreSQL refuses to run as root, so under root the cluster belongs to the `postgres`
-user the Debian package creates, and the server runs as that user.
+PostgreSQL refuses to run as root, so under root the cluster belongs to the `postgres` user the
+Debian package creates, and the server runs as that user. Where the binaries are missing it
+raises PostgresMissing; the tests skip on it, or fail under CREDITLENS_REQUIRE_POSTGRES=1
+(tests/lake/conftest.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import glob
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -21,11 +23,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
-from tests.alerts.receivers import free_port
+class PostgresMissing(RuntimeError):
+    """No PostgreSQL server binaries on this machine (Debian's postgresql package)."""
 
-REQUIRE = "CREDITLENS_REQUIRE_POSTGRES"
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -68,18 +74,11 @@ def _as_server_user() -> tuple[list[str], str | None]:
     return ["runuser", "-u", "postgres", "--"], "postgres"
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get(REQUIRE) == "1":
-        pytest.fail(f"{REQUIRE}=1 but {reason}")
-    pytest.skip(reason)
-
-
 @contextmanager
 def running_postgres() -> Iterator[Postgres]:
     bindir = _bindir()
     if bindir is None:
-        _unavailable("no PostgreSQL server binaries (Debian's postgresql package)")
-        raise AssertionError  # unreachable: skip and fail raise
+        raise PostgresMissing("no PostgreSQL server binaries (Debian's postgresql package)")
     prefix, owner = _as_server_user()
     folder = Path(tempfile.mkdtemp(prefix="creditlens-pg-"))
     if owner:

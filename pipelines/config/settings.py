@@ -147,7 +147,7 @@ class Settings(BaseModel):
         None,
         shown_default="`<CREDITLENS_LAKE_DIR>/data/`",
         description="Where a DuckLake warehouse keeps its Parquet files: a folder every host "
-        "reaches, or `s3://bucket/prefix/` with DuckDB's S3 settings. Read when the lake is "
+        "reaches, or `s3://bucket/prefix/` with the `AWS_*` variables. Read when the lake is "
         "created (the catalog stores it; later hosts read it there), and given to every attach "
         "where set (docs/lake.md).",
     )
@@ -159,7 +159,7 @@ class Settings(BaseModel):
         None,
         shown_default="`<warehouse>.analyst.duckdb`",
         description="The read-only copy published once per sync: a DuckDB file of views "
-        "(readable by DuckDB 1.4 and 2.0) over Parquet files in "
+        "(readable by DuckDB 1.4 and later) over Parquet files in "
         "`<its name without .duckdb>.parquet/` beside it (docs/analysts.md).",
     )
     reports_dir: Path = env_field(

@@ -1,11 +1,11 @@
 """The analyst copy's one DuckDB file: a view per warehouse table over its Parquet parts, and
 the warehouse's own views over those, in the storage format DuckDB 1.4 reads.
 
-BI tools, DBeaver, R and Node still ship DuckDB 1.4 (the LTS), which refuses a file in DuckDB
-2.0's format; ``STORAGE_VERSION 'v1.4.0'`` writes one it opens. The file holds no data: it is
-written beside the old one, then renamed over it, so an analyst opens the same path, sees the
-same names, columns, types and comments as in the warehouse, and a reader sees one publish or the
-next, never half.
+BI tools, DBeaver, R and Node still ship DuckDB 1.4 (the LTS), which refuses a file in the
+warehouse's DuckDB 1.5 format; ``STORAGE_VERSION 'v1.4.0'`` writes one it opens. The file holds
+no data: it is written beside the old one, then renamed over it, so an analyst opens the same
+path, sees the same names, columns, types and comments as in the warehouse, and a reader sees
+one publish or the next, never half.
 
 A table's view names no file: it reads a table macro of the same name in the ``parts`` schema,
 which lists the table's Parquet files. A publish that changes a table's files replaces only its

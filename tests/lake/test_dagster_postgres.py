@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness.postgres import Postgres
 from tests.conftest import serving
-from tests.lake.postgres import Postgres
 from tests.lake.test_lake import _one_company_env
 from tests.pipeline.helpers import cli_in_process
 
