@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class PostgresMissing(RuntimeError):
@@ -63,15 +64,15 @@ def _bindir() -> Path | None:
     return Path(found).parent if found and Path(found).with_name("postgres").exists() else None
 
 
-def _as_server_user() -> tuple[list[str], str | None]:
-    """The prefix that runs a server command, and the owner its folder needs (None: ourselves)."""
+def _server_user() -> str | None:
+    """Who runs the server: ``postgres`` under root (PostgreSQL refuses root), else ourselves."""
     if os.geteuid() != 0:
-        return [], None
+        return None
     try:
         pwd.getpwnam("postgres")
     except KeyError:
-        return [], None
-    return ["runuser", "-u", "postgres", "--"], "postgres"
+        return None
+    return "postgres"
 
 
 @contextmanager
@@ -79,21 +80,26 @@ def running_postgres() -> Iterator[Postgres]:
     bindir = _bindir()
     if bindir is None:
         raise PostgresMissing("no PostgreSQL server binaries (Debian's postgresql package)")
-    prefix, owner = _as_server_user()
+    owner = _server_user()
     folder = Path(tempfile.mkdtemp(prefix="creditlens-pg-"))
     if owner:
-        shutil.chown(folder, owner)
+        shutil.chown(folder, owner, owner)
+    # As the server's user (subprocess switches, no runuser or su needed), from its own folder:
+    # it may not enter the caller's working directory.
+    as_owner: dict[str, Any] = {"cwd": folder}
+    if owner:
+        as_owner |= {"user": owner, "group": owner, "extra_groups": []}
     data, port = folder / "data", free_port()
-    run = {"check": True, "capture_output": True, "timeout": 60}
+    run = {"check": True, "capture_output": True, "timeout": 60, **as_owner}
     subprocess.run(
-        [*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-         "-E", "UTF8", "--no-sync"],
+        [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+         "--no-sync"],
         **run,
     )  # fmt: skip
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     subprocess.run(
-        [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-         str(folder / "log"), "-w", "start"],
+        [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
+         "-w", "start"],
         **run,
     )  # fmt: skip
     try:
@@ -108,7 +114,7 @@ def running_postgres() -> Iterator[Postgres]:
         yield server
     finally:
         subprocess.run(
-            [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-            capture_output=True, timeout=60,
+            [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True, timeout=60, **as_owner,
         )  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)

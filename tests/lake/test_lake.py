@@ -246,3 +246,29 @@ def lake_rows_or_none(location: str) -> int | None:
         if "does not exist" in str(exc) or "not exist" in str(exc):
             return None
         raise
+
+
+def test_a_lake_of_an_older_schema_is_migrated_in_place(tmp_path: Path, lake_location: str) -> None:
+    """A lake made by the previous release (schema 17) is upgraded by the next write, as a file
+    is: migration 18 adds statement_closes.lake_snapshot there, rows kept."""
+    from pipelines.warehouse.connection import migrate, open_for_write
+    from pipelines.warehouse.instances import attached
+    from pipelines.warehouse.schema import latest_version
+
+    with serving("small") as s:
+        settings = Settings.from_env(_one_company_env(s, tmp_path, lake_location))
+    with attached(settings.warehouse, read_only=False, memory_limit="256MB") as con:
+        assert migrate(con, up_to=17, lake=True) == 17
+        con.execute("INSERT INTO sync_outcomes (sync_id, account, step, recorded_at, result) "
+                    "VALUES ('s-1', 'acme', 'ledger', now(), 'ok')")  # fmt: skip
+    with open_for_write(settings.warehouse, lock_timeout_s=5):
+        pass
+    versions = lake_rows(lake_location, "SELECT max(version) FROM schema_version")
+    assert versions == [(latest_version(),)]
+    columns = lake_rows(
+        lake_location,
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = 'statement_closes' "
+        "AND column_name = 'lake_snapshot' AND database_name = current_database()",
+    )
+    assert columns == [("lake_snapshot",)]
+    assert lake_rows(lake_location, "SELECT sync_id FROM sync_outcomes") == [("s-1",)]
