@@ -26,6 +26,7 @@ from tests.alerts.test_alert_agency import AGENCY as ALERT_AGENCY
 from tests.conftest import Simulated, serving
 from tests.lake.conftest import figures_of_file, figures_of_lake, file_rows, lake_rows
 from tests.pipeline.helpers import cli_in_process, truth
+from tests.pipeline.other_duckdb import duckdb14_python
 from tests.reliability.forks import fork_server
 from tests.reliability.support import assert_one_clear_error_line
 
@@ -126,6 +127,14 @@ def test_an_agency_on_the_lake_tells_what_the_file_tells(
     beside = {p.name for p in (tmp_path / "lake" / "lake").iterdir()}
     assert {"warehouse.lake", "warehouse.analyst.duckdb", "data"} <= beside
     assert not any(name.endswith(".wal") for name in beside)
+    copy = tmp_path / "lake" / "lake" / "warehouse.analyst.duckdb"
+    in_14 = subprocess.run(
+        [str(duckdb14_python()), "-c", "import duckdb, sys; print(duckdb.connect(sys.argv[1], "
+         "read_only=True).execute('SELECT count(*) FROM ledger_entries').fetchone()[0])",
+         str(copy)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert in_14.returncode == 0 and int(in_14.stdout) == len(lake["ledger"]), in_14.stderr
 
 
 def test_a_location_holding_a_password_is_one_line_that_never_repeats_it(tmp_path: Path) -> None:
