@@ -16,6 +16,7 @@ from pipelines.alerts.state import DEFAULT_OPEN_FOR, Change, changes, rows
 from pipelines.config.alert_rules import Alerting
 from pipelines.config.settings import Settings
 from pipelines.warehouse.alert_store import NEVER, evaluating
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.writer import Warehouse
 
 
@@ -61,7 +62,7 @@ def check_rules(
     judging = judging or Judging()
     result = CheckResult()
     path, timeout = warehouse.path, warehouse.lock_timeout_s
-    if not alerting.rules or not path.exists():
+    if not alerting.rules or not warehouse_exists(path):
         return result
     with evaluating(path, timeout) as store:
         events, outbox, runs = [], [], []

@@ -19,6 +19,8 @@ from pipelines.notify.channels import try_channel
 from pipelines.notify.delivery import bounds, deliver
 from pipelines.warehouse.alert_read import read_alerts
 from pipelines.warehouse.alert_store import acknowledge
+from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import shown
 
 
 def alert_line(alert: dict[str, Any]) -> str:
@@ -45,8 +47,10 @@ def list_lines(settings: Settings, everything: bool, account: str | None) -> lis
 def ack(settings: Settings, alert_id: str, reason: str) -> str:
     if not reason.strip():
         raise UsageError("--reason must say why the alert is known")
-    if not settings.warehouse.exists():
-        raise UsageError(f"no warehouse at {settings.warehouse}: run `creditlens sync` first")
+    if not warehouse_exists(settings.warehouse):
+        raise UsageError(
+            f"no warehouse at {shown(settings.warehouse)}: run `creditlens sync` first"
+        )
     row = {
         "state": "acknowledged",
         "severity": "warn",

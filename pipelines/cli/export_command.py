@@ -25,6 +25,8 @@ from pipelines.cli.errors import UsageError
 from pipelines.config.account import AccountSettings
 from pipelines.config.settings import Settings
 from pipelines.warehouse.focus_read import read_month, unsynced
+from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import shown
 from transforms.focus import FOCUS_VERSION, Pricing, as_csv_text, focus_rows, month_label
 from transforms.focus_metadata import schema_metadata
 
@@ -129,9 +131,10 @@ def run_export_focus(
     if file_format not in FORMATS:
         raise UsageError(f"--format must be parquet or csv, got {file_format!r}")
     first = parse_month(month)
-    if not settings.warehouse.exists():
+    if not warehouse_exists(settings.warehouse):
         raise UsageError(
-            f"no warehouse at {settings.warehouse} (CREDITLENS_WAREHOUSE): run `creditlens sync`"
+            f"no warehouse at {shown(settings.warehouse)} (CREDITLENS_WAREHOUSE): "
+            "run `creditlens sync`"
         )
     selected = settings.selecting([account] if account else []).accounts
     pricing = pricing_of(selected)

@@ -9,6 +9,8 @@ from dashboards.read import ReportError
 from dashboards.site import SiteResult, build_site
 from pipelines.cli.errors import UsageError
 from pipelines.config.settings import Settings
+from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import shown
 
 
 def parse_month(text: str | None) -> date | None:
@@ -23,9 +25,10 @@ def parse_month(text: str | None) -> date | None:
 def run_report(
     settings: Settings, month: str | None, account: str | None, out: str | None
 ) -> SiteResult:
-    if not settings.warehouse.exists():
+    if not warehouse_exists(settings.warehouse):
         raise UsageError(
-            f"no warehouse at {settings.warehouse} (CREDITLENS_WAREHOUSE): run `creditlens sync`"
+            f"no warehouse at {shown(settings.warehouse)} (CREDITLENS_WAREHOUSE): "
+            "run `creditlens sync`"
         )
     try:
         site = build_site(

@@ -10,6 +10,8 @@ from pipelines.cli.recorded import record_closes
 from pipelines.cli.report_command import parse_month
 from pipelines.config.settings import Settings
 from pipelines.statements.delivery import close_and_deliver
+from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import shown
 from pipelines.warehouse.statement_read import read_statements
 
 
@@ -17,8 +19,10 @@ def close(settings: Settings, month: str | None) -> tuple[list[str], list[str], 
     """A close check by hand (one month with ``month``): (stdout lines, stderr lines, ok). A
     month closed already is sent again, its latest version; one that cannot close yet is one
     line saying why (not ok)."""
-    if not settings.warehouse.exists():
-        raise UsageError(f"no warehouse at {settings.warehouse}: run `creditlens sync` first")
+    if not warehouse_exists(settings.warehouse):
+        raise UsageError(
+            f"no warehouse at {shown(settings.warehouse)}: run `creditlens sync` first"
+        )
     wanted = parse_month(month)
     outcome = close_and_deliver(
         settings.open_warehouse(), settings, wanted, resend=wanted is not None

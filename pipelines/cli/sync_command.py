@@ -34,6 +34,7 @@ from pipelines.orchestration.automation import LEDGER
 from pipelines.orchestration.sync_outcomes import outcome_rows
 from pipelines.snapshots.registry import TABLES
 from pipelines.snapshots.schedules import SYNC_JOB
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.outcome_tables import STEPS
 from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
@@ -90,7 +91,7 @@ def flag_days(since: str | None, until: str | None) -> tuple[date | None, date]:
 def _read_or_nothing(read: Callable[..., dict[str, date]], settings: Settings) -> dict[str, date]:
     """A per-account question to the warehouse; an absent or unreadable one knows nothing yet
     (the sync starts from the beginning, as on a first run)."""
-    if not settings.warehouse.exists():
+    if not warehouse_exists(settings.warehouse):
         return {}
     try:
         names = [a.name for a in settings.accounts]

@@ -28,6 +28,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from pipelines.config.settings import Settings
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.statement_read import stored_version
 from pipelines.warehouse.statement_store import StatementStore, StoredVersion, open_statements
 from pipelines.warehouse.writer import Warehouse
@@ -431,7 +432,7 @@ def check_closes(
     result = CloseResult()
     accounts = [a.name for a in settings.accounts]
     grace = {a.name: a.close_after_days for a in settings.accounts}
-    if not accounts or not warehouse.path.exists():
+    if not accounts or not warehouse_exists(warehouse.path):
         return result
     with open_statements(warehouse.path, warehouse.lock_timeout_s) as store:
         coverage = store.coverage(accounts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.read import ReadConnection, open_read_only, rows, table_names
 
 ALERT_COLUMNS = (
@@ -17,7 +18,7 @@ def read_alerts(
     path: Path, lock_timeout_s: float, *, everything: bool, account: str | None
 ) -> list[dict[str, Any]]:
     """The alerts view, open ones (firing, not acknowledged) unless ``everything``."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return []
     with open_read_only(path, lock_timeout_s) as con:
         return alerts_of(con, everything=everything, account=account)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.warehouse.finding_tables import BREAKDOWN_FINDINGS_SQL
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.read import open_read_only, rows, table_names
 
 
@@ -33,7 +34,7 @@ def open_findings(
 ) -> dict[str, OpenFindings]:
     """Each of ``accounts``' open findings, one query per view whatever their number."""
     wanted = list(accounts)
-    if not wanted or not path.exists():
+    if not wanted or not warehouse_exists(path):
         return {a: OpenFindings(a) for a in wanted}
     where = "account IN (SELECT unnest(?::VARCHAR[])) AND NOT acknowledged"
     with open_read_only(path, lock_timeout_s) as con:

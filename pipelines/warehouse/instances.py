@@ -42,12 +42,14 @@ __all__ = [
     "DUCKDB_MEMORY_LIMIT_ENV",
     "DUCKDB_THREADS_ENV",
     "SPILL_PREFIX",
+    "NoWarehouseYet",
     "OutOfMemory",
     "attached",
     "limit_memory",
     "parse_duckdb_threads",
     "parse_memory_limit",
     "spilled_instances",
+    "warehouse_exists",
 ]
 
 # Threads per DuckDB instance, read when one starts; unset, DuckDB's default (a thread per core
@@ -117,6 +119,27 @@ def memory_cap_text(default: str) -> str:
     """The installation's cap as a message says it, or DuckDB's own default."""
     cap = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, "").strip()
     return f"{DUCKDB_MEMORY_LIMIT_ENV}={cap}" if cap else f"{default} at most"
+
+
+class NoWarehouseYet(WarehouseError):
+    """A lake's catalog that holds no warehouse yet: for a reader, no warehouse at all."""
+
+
+def warehouse_exists(path: Path) -> bool:
+    """Whether there is a warehouse at ``path``: the file, or a lake whose catalog holds one
+    (its stand-in file is there from the first settings that name it, before any lake is).
+    Every "is there a warehouse yet" asks this; a lake that cannot be reached still raises."""
+    if lake_at(path) is None:
+        return path.exists()
+    try:
+        with attached(path, read_only=True, memory_limit="64MB") as con:
+            found = con.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND table_name = 'schema_version'"
+            ).fetchone()
+    except NoWarehouseYet:
+        return False
+    return bool(found and found[0])
 
 
 class OutOfMemory(WarehouseError):
@@ -292,8 +315,8 @@ def _attach_lake(
         if "does not exist" not in str(exc):
             raise WarehouseError(f"cannot open the warehouse {lake.location}: {exc}") from None
         if read_only:
-            raise WarehouseError(
-                f"no warehouse at {lake.location} yet: run creditlens sync first"
+            raise NoWarehouseYet(
+                f"no warehouse at {lake.location} yet: run `creditlens sync` first"
             ) from None
         connection.execute(lake.attach_sql(alias, read_only=False, create=True))
 

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.rows import insert_dicts
 
 
@@ -68,7 +69,7 @@ def claim(
     (``WITH_FILES``) when ``with_files``, else the others. A row queued longer than
     ``expire_after`` ago is not sent: it is recorded as ``expired`` instead. An alert's message
     is claimed with its change's state and severity, which the service is told."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return Claim([], [])
     with open_for_write(path, lock_timeout_s) as con, transaction(con):
         due = con.execute(

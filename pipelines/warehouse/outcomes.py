@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.read import ReadConnection, open_read_only, rows, table_names
 
 __all__ = ["AccountStatus", "StepOutcome", "account_statuses", "outcomes_of_sync", "read_statuses"]
@@ -49,7 +50,7 @@ class AccountStatus:
 
 def outcomes_of_sync(path: Path, sync_id: str, *, lock_timeout_s: float) -> list[StepOutcome]:
     """Every row one sync recorded so far, in the order they were recorded."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return []
     with open_read_only(path, lock_timeout_s) as con:
         if "sync_outcomes" not in table_names(con):
@@ -83,7 +84,7 @@ def account_statuses(
 ) -> list[AccountStatus]:
     """``read_statuses`` in a connection of its own; every account never synced without a
     warehouse."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return [AccountStatus(name) for name in accounts]
     with open_read_only(path, lock_timeout_s) as con:
         return read_statuses(con, accounts)

@@ -39,6 +39,7 @@ from pipelines.warehouse.analyst_views import (
 from pipelines.warehouse.connection import connect
 from pipelines.warehouse.disk import DiskFull, free_bytes, is_disk_full, size_text
 from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.lake import lake_at
 from pipelines.warehouse.lock import file_lock
 
@@ -186,7 +187,7 @@ class _Attempt:
 
 
 def publish_now(path: Path, target: Path, lock_timeout_s: float) -> Published:
-    if not path.exists():
+    if not warehouse_exists(path):
         raise WarehouseError(f"no warehouse at {path} to publish")
     folder = analyst_parquet_dir(target)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")

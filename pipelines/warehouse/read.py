@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 from pipelines.warehouse.connection import WarehouseError, connect, frame
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.rows import count
 
@@ -46,7 +47,7 @@ QueryError = duckdb.Error
 def open_read_only(path: Path, lock_timeout_s: float) -> Iterator[ReadConnection]:
     """``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S (``Settings.lock_timeout_s``), the one
     source of every wait for the warehouse's lock; readers take it from their caller."""
-    if not path.exists():
+    if not warehouse_exists(path):
         raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
     with file_lock(path, exclusive=False, timeout_s=lock_timeout_s), connect(path, True) as con:
         yield con
@@ -148,7 +149,7 @@ def _many_days_by_account(
 ) -> list[dict[str, date]]:
     """Several ``_days_by_account`` questions in one connection: opening the file (a new DuckDB
     instance, its catalog read) costs more than each of these questions."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return [{} for _ in queries]
     try:
         with open_read_only(path, lock_timeout_s) as con:

@@ -14,6 +14,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
+from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.read import ReadConnection, open_read_only, rows, table_names
 from pipelines.warehouse.statement_store import StoredVersion
 from transforms.aggregate import STATEMENT_MONEY_COLUMNS
@@ -115,7 +116,7 @@ def _deliveries(con: ReadConnection, tables: set[str]) -> dict[tuple[str, str], 
 
 def read_statements(path: Path, lock_timeout_s: float, account: str | None) -> list[ClosedMonth]:
     """Every closed month (of ``account``), newest month first per account."""
-    if not path.exists():
+    if not warehouse_exists(path):
         return []
     with open_read_only(path, lock_timeout_s) as con:
         tables = table_names(con)

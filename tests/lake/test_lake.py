@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance
 
 from pipelines.config.settings import Settings
+from pipelines.definitions import build_definitions
 from pipelines.warehouse.lock import file_lock, holding_for
 from tests import SUITE_VARIABLES
 from tests.alerts.receivers import Received, receivers
@@ -281,3 +283,23 @@ def test_a_lake_of_an_older_schema_is_migrated_in_place(tmp_path: Path, lake_loc
     )
     assert columns == [("lake_snapshot",)]
     assert lake_rows(lake_location, "SELECT sync_id FROM sync_outcomes") == [("s-1",)]
+
+
+def test_a_lake_not_created_yet_is_no_warehouse_to_every_reader(
+    tmp_path: Path, lake_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its stand-in file is there from the first command that names it; the lake is not until a
+    write creates it: a reader says so in one line naming the lake, as for a missing file, and
+    a snapshot sync (Dagster's Launchpad ran one first) creates it, not fails."""
+    with serving("small") as s:
+        env = _one_company_env(s, tmp_path, lake_location)
+        report = cli_in_process("report", env=env)
+        line = assert_one_clear_error_line(report, "no warehouse at", lake_location)
+        assert "warehouse.lake" not in line
+        for name, value in env.items():  # a step reads the key from its environment, as run
+            monkeypatch.setenv(name, value)
+        settings = Settings.from_env(env)
+        job = build_definitions(settings).resolve_job_def("snapshot_sync")
+        assert job.execute_in_process(instance=DagsterInstance.ephemeral()).success
+    stored = lake_rows(lake_location, "SELECT count(*) FROM consumption_snapshots")
+    assert stored == [(1,)]
