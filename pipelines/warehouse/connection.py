@@ -16,7 +16,7 @@ import polars as pl
 from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.empty import copy_of_empty
 from pipelines.warehouse.errors import WarehouseError
-from pipelines.warehouse.instances import DUCKDB_MEMORY_LIMIT_ENV, attached, memory_cap_text
+from pipelines.warehouse.instances import DUCKDB_MEMORY_LIMIT_ENV, attached, capped
 from pipelines.warehouse.lake import lake_at, shown
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.schema import MIGRATIONS, SCHEMA_VERSION, Migration
@@ -198,11 +198,10 @@ def _merge_out_of_memory(exc: duckdb.Error) -> bool:
 
 
 def _merge_needs_memory(path: Path) -> str:
-    allowed = memory_cap_text(DUCKDB_MEMORY_LIMIT)
     return (
         f"{_committed_to_log(path)}: merging needed more memory than DuckDB was allowed "
-        f"({allowed}); raise {DUCKDB_MEMORY_LIMIT_ENV} (32MB or more) or unset it, then run the "
-        "command again"
+        f"({capped(DUCKDB_MEMORY_LIMIT)}); raise {DUCKDB_MEMORY_LIMIT_ENV} (32MB or more) or "
+        "unset it, then run the command again"
     )
 
 

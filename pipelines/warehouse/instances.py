@@ -35,7 +35,7 @@ import duckdb
 
 from pipelines.warehouse import extensions
 from pipelines.warehouse.errors import WarehouseError
-from pipelines.warehouse.lake import Lake, lake_at, s3_secret_sql
+from pipelines.warehouse.lake import Lake, lake_at, s3_secret_sql, shown
 from pipelines.warehouse.sql_text import literal
 
 __all__ = [
@@ -98,7 +98,7 @@ def _bytes(size: str) -> int:
     return int(Decimal(number) * (1024 if binary else 1000) ** _POWERS[power.upper()])
 
 
-def _capped(limit: str) -> str:
+def capped(limit: str) -> str:
     """``limit``, or the installation's CREDITLENS_DUCKDB_MEMORY_LIMIT where that is lower."""
     try:
         cap = parse_memory_limit(os.environ.get(DUCKDB_MEMORY_LIMIT_ENV))
@@ -112,13 +112,7 @@ def limit_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:
     installation's cap: past it DuckDB spills to the instance's folder."""
     if not _bytes(limit):
         raise ValueError(f"not a DuckDB memory size: {limit!r}")
-    con.execute(f"SET memory_limit = {literal(_capped(limit))}")
-
-
-def memory_cap_text(default: str) -> str:
-    """The installation's cap as a message says it, or DuckDB's own default."""
-    cap = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, "").strip()
-    return f"{DUCKDB_MEMORY_LIMIT_ENV}={cap}" if cap else f"{default} at most"
+    con.execute(f"SET memory_limit = {literal(capped(limit))}")
 
 
 class NoWarehouseYet(WarehouseError):
@@ -148,12 +142,12 @@ class OutOfMemory(WarehouseError):
 
 def _out_of_memory(path: Path, limit: str) -> OutOfMemory:
     cap = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, "").strip()
-    if cap and _capped(limit) != limit:
+    if cap and capped(limit) != limit:
         remedy = f"raise {DUCKDB_MEMORY_LIMIT_ENV} (now {cap}) or unset it"
     else:
         remedy = "free memory on this machine"
     return OutOfMemory(
-        f"DuckDB ran out of memory ({_capped(limit)} allowed) working on {path}: nothing was "
+        f"DuckDB ran out of memory ({capped(limit)} allowed) working on {shown(path)}: nothing was "
         f"changed; {remedy}, then run the command again"
     )
 
@@ -310,7 +304,7 @@ def _attach_lake(
     if lake.on_s3 and (secret := s3_secret_sql()) is not None:
         connection.execute(secret)
     try:
-        connection.execute(lake.attach_sql(alias, read_only=False, create=False))
+        connection.execute(lake.attach_sql(alias, create=False))
     except duckdb.Error as exc:
         if "does not exist" not in str(exc):
             raise WarehouseError(f"cannot open the warehouse {lake.location}: {exc}") from None
@@ -318,7 +312,7 @@ def _attach_lake(
             raise NoWarehouseYet(
                 f"no warehouse at {lake.location} yet: run `creditlens sync` first"
             ) from None
-        connection.execute(lake.attach_sql(alias, read_only=False, create=True))
+        connection.execute(lake.attach_sql(alias, create=True))
 
 
 def _detach(instance: _Instance, alias: str, *, raise_errors: bool) -> None:

@@ -48,15 +48,14 @@ class Lake:
     def on_s3(self) -> bool:
         return self.data_path.startswith("s3://")
 
-    def attach_sql(self, alias: str, *, read_only: bool, create: bool) -> str:
-        """The ATTACH. DATA_PATH is given where the lake is created, or where the installation
-        names it; otherwise DuckLake reads the one the catalog stored when it was created, so a
-        second host finds the same files."""
+    def attach_sql(self, alias: str, *, create: bool) -> str:
+        """The ATTACH, read-write: one attachment serves an instance's reads and writes alike.
+        DATA_PATH is given where the lake is created, or where the installation names it;
+        otherwise DuckLake reads the one the catalog stored when it was created, so a second
+        host finds the same files."""
         options = []
         if create or self.data_path_given:
             options.append(f"DATA_PATH {literal(self.data_path)}")
-        if read_only:
-            options.append("READ_ONLY")
         if not create:
             options.append("CREATE_IF_NOT_EXISTS false")
         mode = f" ({', '.join(options)})" if options else ""

@@ -19,6 +19,7 @@ import duckdb
 
 from pipelines.warehouse.connection import WarehouseError, connect, frame
 from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import lake_at, shown
 from pipelines.warehouse.lock import file_lock
 from pipelines.warehouse.rows import count
 
@@ -47,7 +48,8 @@ QueryError = duckdb.Error
 def open_read_only(path: Path, lock_timeout_s: float) -> Iterator[ReadConnection]:
     """``lock_timeout_s``: CREDITLENS_LOCK_TIMEOUT_S (``Settings.lock_timeout_s``), the one
     source of every wait for the warehouse's lock; readers take it from their caller."""
-    if not warehouse_exists(path):
+    # A lake's attach says itself that there is no warehouse yet (NoWarehouseYet): no open to ask
+    if lake_at(path) is None and not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `creditlens sync` first")
     with file_lock(path, exclusive=False, timeout_s=lock_timeout_s), connect(path, True) as con:
         yield con
@@ -159,7 +161,7 @@ def _many_days_by_account(
                 for table, sql in queries
             ]
     except duckdb.Error as exc:
-        raise WarehouseError(f"cannot read {path}: {exc}") from None
+        raise WarehouseError(f"cannot read {shown(path)}: {exc}") from None
     return [{account: day for account, day in each if day is not None} for each in found]
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 
+from benchmarks.harness.postgres import free_port
+
 
 @dataclass
 class Received:
@@ -33,12 +35,6 @@ class Received:
         self.http.clear()
         self.mail.clear()
         self.emails.clear()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class _Mailbox:

@@ -18,6 +18,7 @@ import pytest
 from benchmarks.harness.postgres import Postgres, PostgresMissing, running_postgres
 from pipelines.warehouse import extensions
 from pipelines.warehouse.lake import s3_secret_sql
+from tests.pipeline.helpers import table
 
 _databases = itertools.count()
 
@@ -85,11 +86,8 @@ def lake_rows(
 
 
 def file_rows(path: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return sorted(con.execute(sql).fetchall(), key=repr)
-    finally:
-        con.close()
+    """Rows of ``sql`` on a file, in the order ``lake_rows`` gives them."""
+    return sorted(table(path, sql), key=repr)
 
 
 def figures_of_lake(location: str) -> dict[str, list[tuple]]:

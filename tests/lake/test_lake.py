@@ -25,9 +25,9 @@ from pipelines.warehouse.lock import file_lock, holding_for
 from tests import SUITE_VARIABLES
 from tests.alerts.receivers import Received, receivers
 from tests.alerts.test_alert_agency import AGENCY as ALERT_AGENCY
-from tests.conftest import Simulated, serving
+from tests.conftest import Simulated, creditlens_variables, serving
 from tests.lake.conftest import figures_of_file, figures_of_lake, file_rows, lake_rows
-from tests.pipeline.helpers import cli_in_process, truth
+from tests.pipeline.helpers import LEDGER_COLUMNS, cli_in_process, truth
 from tests.pipeline.other_duckdb import duckdb14_python
 from tests.reliability.forks import fork_server
 from tests.reliability.support import assert_one_clear_error_line
@@ -152,18 +152,10 @@ def test_a_location_holding_a_password_is_one_line_that_never_repeats_it(tmp_pat
 
 
 def _one_company_env(s: Simulated, folder: Path, location: str, **extra: str) -> dict[str, str]:
-    return {
-        "CREDITLENS_BASE_URL": s.url,
-        "CREDITLENS_API_KEY": s.key,
-        "CREDITLENS_ACCOUNT": s.company,
-        "CREDITLENS_WAREHOUSE": location,
-        "CREDITLENS_LAKE_DIR": str(folder),
-        "CREDITLENS_REPORTS_DIR": str(folder / "reports"),
-        "CREDITLENS_LEDGER_START": s.first_day.isoformat(),
-        "CREDITLENS_DAGSTER_INSTANCE": "ephemeral",
-        **SUITE_VARIABLES,
-        **extra,
-    }
+    """A user of ``s`` whose warehouse is ``location`` (a lake's folder: ``folder``)."""
+    return creditlens_variables(
+        s, folder, CREDITLENS_WAREHOUSE=location, CREDITLENS_LAKE_DIR=str(folder), **extra
+    )
 
 
 def test_a_writer_waits_for_another_hosts_writer_and_names_it(
@@ -187,11 +179,7 @@ def test_a_writer_waits_for_another_hosts_writer_and_names_it(
         assert sorted(lake_rows(lake_location, LEDGER)) == truth(s)
 
 
-LEDGER = (
-    "SELECT strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%g') || 'Z', entry_type, "
-    "amount, description, has_description, channel, agent_id, campaign_id, balance_after "
-    "FROM ledger_entries"
-)
+LEDGER = f"SELECT {LEDGER_COLUMNS} FROM ledger_entries"  # as tests/pipeline/helpers.landed
 
 
 @pytest.mark.slow
