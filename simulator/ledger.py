@@ -24,6 +24,10 @@ from simulator.wire import EntryEncoder
 _TOPUP_PACK = 500 * SCALE
 
 
+# The days before a spend spike whose mean daily usage is the company's usual day.
+SPIKE_BASELINE_DAYS = 28
+
+
 @dataclass
 class Movement:
     """A resolved hidden movement: it happens after entry `position`, at `time_ms`."""
@@ -96,6 +100,9 @@ class CompanyLedger:
         default_factory=list, init=False
     )
     blobs: list[bytes] = field(default_factory=list, init=False)
+    # Each planned day's usage (units), kept only for a company that spikes: a spike's floor is
+    # the usual day before it (SPIKE_BASELINE_DAYS), not the spike day's own draw.
+    usage_by_day: dict[int, int] = field(default_factory=dict, init=False)
     running: int = field(init=False)
     next_day: int = field(init=False)
     tie_groups: int = field(default=0, init=False)
@@ -160,6 +167,8 @@ class CompanyLedger:
         """The day's spend spikes and top-ups (CompanySpec), drawing nothing from the RNG, so
         every other entry stays what it would be without them."""
         ago = self.initial_day - day
+        if self.spec.spend_spikes:
+            self.usage_by_day[day] = -sum(p[2] for p in planned if p[1] == "Usage")
         for spike in self.spec.spend_spikes:
             if spike.days_ago == ago:
                 planned = self._spiked(day, planned, spike)
@@ -175,10 +184,12 @@ class CompanyLedger:
 
     def _spiked(self, day: int, planned: list[Planned], spike: SpendSpikeSpec) -> list[Planned]:
         """The agent's usage multiplied by the factor, and at least the factor times an average
-        agent's usage of the day (the day's usage over the company's agents): a spike whatever
-        the day's draw gave the agent, even nothing (a quiet Sunday, an agent no campaign had
-        called yet), so a scenario's anomaly is there on any date. What the multiplied entries
-        fall short of is one more Usage entry at noon, on the agent's first campaign."""
+        agent's usual day: the company's mean daily usage over the SPIKE_BASELINE_DAYS before it
+        (the spike day's own on a first day), over its agents. A spike whatever the day's draw
+        gave the agent, even nothing (an agent no campaign had called yet), and whatever it gave
+        the others (a quiet Sunday), so a scenario's anomaly is there on any date. What the
+        multiplied entries fall short of is one more Usage entry at noon, on the agent's first
+        campaign."""
         agent = self.profile.agents[spike.agent % len(self.profile.agents)]
         spiked = [
             (p[0], p[1], int(p[2] * spike.factor), *p[3:])
@@ -186,8 +197,12 @@ class CompanyLedger:
             else p
             for p in planned
         ]
-        usage = -sum(p[2] for p in planned if p[1] == "Usage")
-        floor = int(usage * spike.factor / len(self.profile.agents))
+        before = [
+            self.usage_by_day[d] for d in range(day - SPIKE_BASELINE_DAYS, day)
+            if d in self.usage_by_day
+        ]  # fmt: skip
+        usual = sum(before) / len(before) if before else self.usage_by_day[day]
+        floor = int(usual * spike.factor / len(self.profile.agents))
         spent = -sum(p[2] for p in spiked if p[1] == "Usage" and p[5] == agent)
         campaigns = self.profile.campaigns
         if spent >= floor or not campaigns:

@@ -103,7 +103,9 @@ def test_an_agency_on_the_lake_tells_what_the_file_tells(
     assert {"failed on ghostco", "low-balance on burnco", "movements on spikeco"} <= set(
         told["lake"][1]
     )
-    assert {a for a, *_ in lake["closes"]} == {"burnco", "spikeco"}
+    # burnco's and spikeco's histories always hold a closed month; topupco's 20 days do on most
+    # days of a month, not on others (its first month is the current one from the 21st on)
+    assert {a for a, *_ in lake["closes"]} >= {"burnco", "spikeco"}
     # Each close recorded the lake snapshot it read; the lake read at it gives the figures the
     # close froze (the month's last closing balance), whatever came after.
     closes = lake_rows(

@@ -32,7 +32,8 @@ def test_the_cookbook_answers_on_the_lake_while_a_sync_writes(
             done = cli_in_process("sync", env=env)
             assert done.returncode == 0, done.stderr[-2000:]
         expected = [file_rows(warehouse, q) for q in queries]
-        assert all(expected), "a cookbook query answers nothing: the test proves little"
+        # most answer something on any date ("this year" may be empty just past New Year)
+        assert sum(map(bool, expected)) >= len(queries) - 1, "the test would prove little"
         assert [lake_rows(lake_location, q) for q in queries] == expected
         # A daily sync re-lands the last days while the analyst reads: every read sees one
         # snapshot or the next, and both answer alike (the same entries, replaced whole).
