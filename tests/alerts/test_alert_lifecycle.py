@@ -555,6 +555,24 @@ def test_every_channel_error_names_the_variable_and_why(setup: Setup, value: str
 # -- docs/alerts.md's walkthrough, as written (9 of the list) ----------------------------------
 
 
+def walkthrough_start(now: datetime) -> datetime:
+    """docs/alerts.md's walkthrough starts the clock three days back, or a week back from the
+    1st to the 4th of a month: burnco's plan grants its monthly credits on the 1st, and two days
+    that hold a grant lift the balance instead of spending it down."""
+    return now - timedelta(days=7 if now.day <= 4 else 3)
+
+
+def test_the_walkthrough_never_spans_a_monthly_grant() -> None:
+    """Its two days end before the 1st or begin a day after it, on every day of a year."""
+    for hour in (0, 12, 23):
+        day = datetime(2026, 1, 1, hour, 30, tzinfo=UTC)
+        while day.year == 2026:
+            start = walkthrough_start(day)
+            first = (start + timedelta(days=2)).replace(day=1, hour=0, minute=0)
+            assert not start - timedelta(days=1) < first <= start + timedelta(days=2), day
+            day += timedelta(days=1)
+
+
 @pytest.mark.slow
 def test_the_walkthrough_burn_alert_top_up_recover(
     tmp_path: Path, servers: tuple[Received, int, int]
@@ -563,7 +581,7 @@ def test_the_walkthrough_burn_alert_top_up_recover(
 
     received, http_port, smtp_port = servers
     received.clear()
-    with serving("alerts", now=datetime.now(UTC) - timedelta(days=3)) as s:
+    with serving("alerts", now=walkthrough_start(datetime.now(UTC))) as s:
         burnco = next(c for c in s.sim.companies if c.name == "burnco")
         config = tmp_path / "creditlens.toml"
         config.write_text(
