@@ -73,6 +73,18 @@ def lake_rows(
 ) -> list[tuple]:
     """Rows of ``sql`` on the lake, read as an analyst would: their own DuckDB, the extension
     from its wheel, the lake attached read-only (``s3``: the AWS variables of its data)."""
+    (rows,) = lake_answers(location, [sql], params, s3)
+    return rows
+
+
+def lake_answers(
+    location: str,
+    queries: list[str],
+    params: list[Any] | None = None,
+    s3: dict[str, str] | None = None,
+) -> list[list[tuple]]:
+    """``lake_rows`` of each query, over one attach: each query still reads the snapshot that is
+    newest when it starts, as an analyst's session does."""
     con = duckdb.connect()
     try:
         extensions.load(con, s3=s3 is not None)
@@ -80,7 +92,7 @@ def lake_rows(
             con.execute(s3_secret_sql(s3) or "")
         con.execute(f"ATTACH '{location}' AS lake (READ_ONLY)")
         con.execute("USE lake")
-        return sorted(con.execute(sql, params or []).fetchall(), key=repr)
+        return [sorted(con.execute(q, params or []).fetchall(), key=repr) for q in queries]
     finally:
         con.close()
 
@@ -91,7 +103,7 @@ def file_rows(path: Path, sql: str) -> list[tuple]:
 
 
 def figures_of_lake(location: str) -> dict[str, list[tuple]]:
-    return {name: lake_rows(location, sql) for name, sql in FIGURES.items()}
+    return dict(zip(FIGURES, lake_answers(location, list(FIGURES.values())), strict=True))
 
 
 def figures_of_file(path: Path) -> dict[str, list[tuple]]:
