@@ -122,9 +122,14 @@ class NoWarehouseYet(WarehouseError):
 def warehouse_exists(path: Path) -> bool:
     """Whether there is a warehouse at ``path``: the file, or a lake whose catalog holds one
     (its stand-in file is there from the first settings that name it, before any lake is).
-    Every "is there a warehouse yet" asks this; a lake that cannot be reached still raises."""
-    if lake_at(path) is None:
+    Every "is there a warehouse yet" asks this; a lake that cannot be reached still raises, the
+    first time this process asks (after a yes, the next open is what raises)."""
+    lake = lake_at(path)
+    if lake is None:
         return path.exists()
+    with _guard:
+        if lake.location in _lakes_found:
+            return True
     try:
         with attached(path, read_only=True, memory_limit="64MB") as con:
             found = con.execute(
@@ -133,7 +138,20 @@ def warehouse_exists(path: Path) -> bool:
             ).fetchone()
     except NoWarehouseYet:
         return False
-    return bool(found and found[0])
+    except duckdb.Error as exc:  # a lake attached earlier whose catalog is gone: as any open says
+        raise WarehouseError(f"cannot open the warehouse {lake.location}: {exc}") from None
+    if found and found[0]:
+        with _guard:
+            _lakes_found.add(lake.location)
+        return True
+    return False
+
+
+# Lakes this process found a warehouse in. creditlens never removes one, so the answer holds for
+# the process: asking a lake's catalog costs a query (about 35 ms), and an agency's sync asked it
+# several times per company (readers of outcomes, days, findings). A catalog dropped under a
+# running process is still one line, at its next open.
+_lakes_found: set[str] = set()
 
 
 class OutOfMemory(WarehouseError):

@@ -16,12 +16,19 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import pytest
 from dagster import DagsterInstance
 
+from benchmarks.harness.postgres import Postgres
 from pipelines.config.settings import Settings
 from pipelines.definitions import build_definitions
+from pipelines.warehouse import extensions
+from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.instances import warehouse_exists
+from pipelines.warehouse.lake import lake_for, register, stand_in
 from pipelines.warehouse.lock import file_lock, holding_for
+from pipelines.warehouse.writer import Warehouse
 from tests import SUITE_VARIABLES
 from tests.alerts.receivers import Received, receivers
 from tests.alerts.test_alert_agency import AGENCY as ALERT_AGENCY
@@ -293,3 +300,36 @@ def test_a_lake_not_created_yet_is_no_warehouse_to_every_reader(
         assert job.execute_in_process(instance=DagsterInstance.ephemeral()).success
     stored = lake_rows(lake_location, "SELECT count(*) FROM consumption_snapshots")
     assert stored == [(1,)]
+
+
+def test_a_lakes_yes_is_kept_and_a_dropped_catalog_is_one_line_at_the_next_open(
+    tmp_path: Path, lake_location: str, postgres: Postgres
+) -> None:
+    """Whether a lake holds a warehouse is asked of its catalog until the answer is yes, then
+    known: an agency's sync asked it several times per company, a catalog query each, and
+    creditlens never removes a lake's warehouse. A catalog dropped under the process is still
+    one line, at its next open."""
+    path = stand_in(tmp_path)
+    register(path, lake_for(lake_location, None, tmp_path))
+    assert not warehouse_exists(path)  # no lake yet: no, and a no is asked again
+    assert not warehouse_exists(path)
+    maker = duckdb.connect()
+    extensions.load(maker)
+    maker.execute(f"ATTACH '{lake_location}' AS lake (DATA_PATH '{tmp_path / 'data'}/')")
+    maker.execute("CREATE TABLE lake.schema_version (version INTEGER)")
+    maker.close()
+    assert warehouse_exists(path)
+
+    name = lake_location.rsplit("dbname=", 1)[1].split()[0]
+    dropped = subprocess.run(
+        [str(postgres.bindir / "dropdb"), "--force", "-h", postgres.host, "-p",
+         str(postgres.port), "-U", postgres.user, name],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert dropped.returncode == 0, dropped.stderr
+    assert warehouse_exists(path)  # known: the catalog was not asked again
+    with (
+        pytest.raises(WarehouseError, match="cannot open the warehouse ducklake:postgres:"),
+        Warehouse(path, lock_timeout_s=60).reading(None) as con,
+    ):
+        con.execute("SELECT count(*) FROM schema_version").fetchall()
