@@ -148,9 +148,9 @@ def warehouse_exists(path: Path) -> bool:
 
 
 # Lakes this process found a warehouse in. creditlens never removes one, so the answer holds for
-# the process: asking a lake's catalog costs a query (about 35 ms), and an agency's sync asked it
-# several times per company (readers of outcomes, days, findings). A catalog dropped under a
-# running process is still one line, at its next open.
+# the process: asking a lake's catalog costs a query (about 35 ms), and a daily sync asked it 16
+# times (its readers of outcomes, days, findings). A catalog dropped under a running process is
+# still one line, at its next open.
 _lakes_found: set[str] = set()
 
 

@@ -306,9 +306,9 @@ def test_a_lakes_yes_is_kept_and_a_dropped_catalog_is_one_line_at_the_next_open(
     tmp_path: Path, lake_location: str, postgres: Postgres
 ) -> None:
     """Whether a lake holds a warehouse is asked of its catalog until the answer is yes, then
-    known: an agency's sync asked it several times per company, a catalog query each, and
-    creditlens never removes a lake's warehouse. A catalog dropped under the process is still
-    one line, at its next open."""
+    known: a daily sync asked it 16 times, a catalog query each, and creditlens never removes
+    a lake's warehouse. A catalog dropped under the process is still one line, at its next
+    open."""
     path = stand_in(tmp_path)
     register(path, lake_for(lake_location, None, tmp_path))
     assert not warehouse_exists(path)  # no lake yet: no, and a no is asked again
