@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.warehouse.disk import disk_full, is_disk_full
 from pipelines.warehouse.empty import copy_of_empty
-from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.errors import WarehouseError, cannot_open
 from pipelines.warehouse.instances import DUCKDB_MEMORY_LIMIT_ENV, attached, capped
 from pipelines.warehouse.lake import lake_at, shown
 from pipelines.warehouse.lock import file_lock
@@ -117,7 +117,7 @@ def connect(path: Path, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
                 raise disk_full(path, "nothing was changed") from None
             if _NEWER_FORMAT.search(str(exc)):
                 raise WarehouseError(newer_format(path)) from None
-            raise WarehouseError(f"cannot open the warehouse {shown(path)}: {exc}") from None
+            raise cannot_open(shown(path), exc) from None
         yield con
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse import extensions
-from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.errors import WarehouseError, cannot_open
 from pipelines.warehouse.lake import Lake, lake_at, s3_secret_sql, shown
 from pipelines.warehouse.sql_text import literal
 
@@ -139,7 +139,7 @@ def warehouse_exists(path: Path) -> bool:
     except NoWarehouseYet:
         return False
     except duckdb.Error as exc:  # a lake attached earlier whose catalog is gone: as any open says
-        raise WarehouseError(f"cannot open the warehouse {lake.location}: {exc}") from None
+        raise cannot_open(lake.location, exc) from None
     if found and found[0]:
         with _guard:
             _lakes_found.add(lake.location)
@@ -325,7 +325,7 @@ def _attach_lake(
         connection.execute(lake.attach_sql(alias, create=False))
     except duckdb.Error as exc:
         if "does not exist" not in str(exc):
-            raise WarehouseError(f"cannot open the warehouse {lake.location}: {exc}") from None
+            raise cannot_open(lake.location, exc) from None
         if read_only:
             raise NoWarehouseYet(
                 f"no warehouse at {lake.location} yet: run `creditlens sync` first"

@@ -303,24 +303,24 @@ def test_a_lake_not_created_yet_is_no_warehouse_to_every_reader(
 
 
 def test_a_lakes_yes_is_kept_and_a_dropped_catalog_is_one_line_at_the_next_open(
-    tmp_path: Path, lake_location: str, postgres: Postgres
+    tmp_path: Path, postgres: Postgres
 ) -> None:
     """Whether a lake holds a warehouse is asked of its catalog until the answer is yes, then
     known: a daily sync asked it 16 times, a catalog query each, and creditlens never removes
     a lake's warehouse. A catalog dropped under the process is still one line, at its next
     open."""
+    name = postgres.create_database(f"kept_yes_{os.getpid()}_{tmp_path.name[-8:]}".lower())
+    lake = lake_for(f"ducklake:postgres:{postgres.dsn(name)}", None, tmp_path)
     path = stand_in(tmp_path)
-    register(path, lake_for(lake_location, None, tmp_path))
+    register(path, lake)
     assert not warehouse_exists(path)  # no lake yet: no, and a no is asked again
     assert not warehouse_exists(path)
-    maker = duckdb.connect()
-    extensions.load(maker)
-    maker.execute(f"ATTACH '{lake_location}' AS lake (DATA_PATH '{tmp_path / 'data'}/')")
-    maker.execute("CREATE TABLE lake.schema_version (version INTEGER)")
-    maker.close()
+    with duckdb.connect() as maker:  # the least a warehouse is: its schema_version table
+        extensions.load(maker)
+        maker.execute(lake.attach_sql("lake", create=True))
+        maker.execute("CREATE TABLE lake.schema_version (version INTEGER)")
     assert warehouse_exists(path)
 
-    name = lake_location.rsplit("dbname=", 1)[1].split()[0]
     dropped = subprocess.run(
         [str(postgres.bindir / "dropdb"), "--force", "-h", postgres.host, "-p",
          str(postgres.port), "-U", postgres.user, name],
