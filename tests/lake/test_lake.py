@@ -282,6 +282,52 @@ def test_a_lake_of_an_older_schema_is_migrated_in_place(tmp_path: Path, lake_loc
     assert lake_rows(lake_location, "SELECT sync_id FROM sync_outcomes") == [("s-1",)]
 
 
+# The catalog of a lake as DuckDB lists it: tables, columns, comments, views, the history.
+LAKE_CATALOG = (
+    "SELECT table_name, column_name, column_index, data_type, is_nullable, comment "
+    "FROM duckdb_columns() WHERE database_name = current_database()",
+    "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = current_database()",
+    "SELECT view_name, comment, sql FROM duckdb_views() WHERE database_name = current_database() "
+    "AND NOT internal",
+    "SELECT version, description FROM schema_version",
+)
+
+
+def test_a_new_lake_gets_its_schema_in_one_commit_equal_to_a_migration_at_a_time(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """Each lake commit is a catalog transaction in PostgreSQL: a new lake's 18 migrations took
+    1.07 s of its first open one commit each, 0.17 s in one. What it gets is what a migration at
+    a time gives, and one commit: a single snapshot holds the whole schema."""
+    from pipelines.warehouse.connection import apply_migration, migrate
+    from pipelines.warehouse.instances import attached
+    from pipelines.warehouse.schema import MIGRATIONS
+
+    catalogs = []
+    for how in ("at once", "a migration at a time"):
+        name = postgres.create_database(
+            f"schema_{os.getpid()}_{len(catalogs)}_{tmp_path.name[-8:]}"
+        )
+        folder = tmp_path / str(len(catalogs))
+        folder.mkdir()
+        path = stand_in(folder)
+        register(path, lake_for(f"ducklake:postgres:{postgres.dsn(name)}", None, folder))
+        with attached(path, read_only=False, memory_limit="256MB") as con:
+            alias = con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+            before = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{alias}')").fetchone()
+            if how == "at once":
+                assert migrate(con, lake=True) == MIGRATIONS[-1].version
+            else:
+                for migration in MIGRATIONS:
+                    apply_migration(con, migration, lake=True)
+            after = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{alias}')").fetchone()
+            commits = after[0] - before[0]  # type: ignore[index]
+            assert commits == (1 if how == "at once" else len(MIGRATIONS)), (how, commits)
+            catalogs.append([sorted(con.execute(sql).fetchall(), key=repr) for sql in LAKE_CATALOG])
+    assert len(catalogs[0][1]) > 20 and len(catalogs[0][3]) == len(MIGRATIONS)
+    assert catalogs[0] == catalogs[1]
+
+
 def test_a_lake_not_created_yet_is_no_warehouse_to_every_reader(
     tmp_path: Path, lake_location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
