@@ -20,6 +20,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.warehouse.lake import current_lake
 from pipelines.warehouse.sql_text import literal, quote
 
 MANIFEST = "manifest.json"
@@ -103,6 +104,9 @@ class Manifest:
     # views file has had this whole publish to reopen, so the next publish deletes them. None:
     # unknown (a manifest older than this field), and the next publish sweeps the whole folder.
     retired: frozenset[str] | None = None
+    # On a lake: the snapshot this publish read, as (id, time): the next one fingerprints only
+    # the tables a later snapshot wrote (``lake_changes``). None: a file, or unknown.
+    lake_snapshot: tuple[int, str] | None = None
 
     def files(self) -> set[str]:
         return {f for parts in self.parts.values() for p in parts.values() for f in p.files}
@@ -116,6 +120,7 @@ class Manifest:
                 "views_file": self.views_file,
                 "shapes": self.shapes,
                 "retired": None if self.retired is None else sorted(self.retired),
+                "lake_snapshot": None if self.lake_snapshot is None else list(self.lake_snapshot),
                 "parts": {
                     table: {
                         key: {"rows": p.rows, "checksum": p.checksum, "files": list(p.files),
@@ -144,6 +149,7 @@ def load_manifest(folder: Path) -> Manifest:
             views_file=str(data.get("views_file", "")),
             shapes=dict(data["shapes"]),
             retired=None if data.get("retired") is None else frozenset(data["retired"]),
+            lake_snapshot=_snapshot(data.get("lake_snapshot")),
             parts={
                 table: {
                     key: _part(p) for key, p in parts.items()
@@ -153,6 +159,12 @@ def load_manifest(folder: Path) -> Manifest:
         )  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError):
         return Manifest()
+
+
+def _snapshot(data: Any) -> tuple[int, str] | None:
+    if not isinstance(data, list) or len(data) != 2:
+        return None
+    return int(data[0]), str(data[1])
 
 
 def _part(data: dict[str, Any]) -> Part:
@@ -225,6 +237,56 @@ def fingerprints(
     for n, key, rows, checksum in con.execute(scans).fetchall():
         found[tables[n].name][key if key is not None else ""] = (int(rows), str(checksum))
     return found
+
+
+# What a lake snapshot's ``changes`` may say of rows: a table written, by files or inlined in
+# the catalog. Any other change (a table created, altered or dropped, a compaction) makes the
+# next publish fingerprint every table, as a file's does.
+ROW_CHANGES = frozenset(
+    {"tables_inserted_into", "tables_deleted_from", "inlined_insert", "inlined_delete"}
+)
+
+
+def lake_changes(
+    con: duckdb.DuckDBPyConnection, since: tuple[int, str] | None
+) -> tuple[tuple[int, str] | None, set[str] | None]:
+    """On a lake, (the snapshot read now, the tables whose rows a snapshot after ``since``
+    changed); on a file (None, None). The set is None, "fingerprint everything", when the lake
+    cannot say: no earlier snapshot, one no longer there or of another time (the lake was made
+    again, or its old snapshots expired), or a change other than rows.
+
+    Each lake commit records what it changed in the same transaction, so the publish asks the
+    lake instead of scanning all of its tables: each scan of a lake table is catalog queries in
+    PostgreSQL, and fingerprinting all of them was 0.4 to 0.6 s of every sync."""
+    alias = current_lake(con)
+    if alias is None:
+        return None, None
+    lake = literal(alias)
+    rows = con.execute(
+        f"SELECT snapshot_id, snapshot_time::VARCHAR, changes FROM ducklake_snapshots({lake}) "
+        "WHERE snapshot_id >= ? ORDER BY snapshot_id",
+        [since[0] if since is not None else 0],
+    ).fetchall()
+    if not rows:
+        return None, None
+    now = (int(rows[-1][0]), str(rows[-1][1]))
+    if since is None or (int(rows[0][0]), str(rows[0][1])) != since:
+        return now, None
+    ids = [int(r[0]) for r in rows]
+    if ids != list(range(ids[0], ids[0] + len(ids))):
+        return now, None  # a snapshot between is gone: what it changed is unknown
+    changed: set[int] = set()
+    for _, _, changes in rows[1:]:
+        for kind, tables in dict(changes).items():
+            if kind not in ROW_CHANGES:
+                return now, None
+            changed.update(int(t) for t in tables)
+    names = dict(
+        con.execute(f"SELECT table_id, table_name FROM ducklake_table_info({lake})").fetchall()
+    )
+    if not changed <= set(names):
+        return now, None
+    return now, {str(names[t]) for t in changed}
 
 
 # The most parts one COPY writes: each open partition holds its own buffers, and DuckDB 1.5.5

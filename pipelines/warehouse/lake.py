@@ -17,9 +17,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pipelines.warehouse.sql_text import literal
+
+if TYPE_CHECKING:
+    import duckdb
 
 PREFIX = "ducklake:"
 POSTGRES = "ducklake:postgres:"
@@ -163,3 +167,12 @@ def shown(path: Path) -> str:
     it: parse_location refuses one)."""
     lake = lake_at(path)
     return lake.location if lake else str(path)
+
+
+def current_lake(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The alias of the lake ``con`` reads (its current database), None on a file."""
+    found = con.execute(
+        "SELECT database_name FROM duckdb_databases() "
+        "WHERE database_name = current_database() AND type = 'ducklake'"
+    ).fetchone()
+    return None if found is None else str(found[0])

@@ -16,6 +16,7 @@ once, at the end.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -85,6 +86,9 @@ class Published:
     unchanged: int
     deleted: int
     replaced: tuple[str, ...] | None = None
+    # The tables whose rows were read to find what changed: all of them on a file; on a lake
+    # those a snapshot wrote since the last publish (analyst_parts.lake_changes).
+    fingerprinted: int = 0
 
 
 class _Once:
@@ -234,7 +238,17 @@ def _publish(
         tables, views = parts.catalog(con)
         due: dict[str, dict[str, tuple[int, str]]] = {}
         rows = 0
-        found = parts.fingerprints(con, tables)
+        snapshot, changed = parts.lake_changes(con, old.lake_snapshot)
+        new.lake_snapshot = snapshot
+        kept = {
+            t.name for t in tables
+            if changed is not None and t.name not in changed and t.name in old.parts
+            and old.shapes.get(t.name) == t.shape
+        }  # fmt: skip
+        found = parts.fingerprints(con, [t for t in tables if t.name not in kept])
+        scanned = len(tables) - len(kept)
+        for name in kept:  # no lake snapshot since the last publish wrote a row of these
+            found[name] = {k: (p.rows, p.checksum) for k, p in old.parts[name].items()}
         for table in tables:
             now = found[table.name]
             rows += sum(n for n, _ in now.values())
@@ -261,7 +275,11 @@ def _publish(
     unchanged = sum(len(p) for p in new.parts.values()) - rewritten
     if not rewritten and new.views == old.views and target.exists() and not attempt.after_crash:
         attempt.done(folder)
-        return Published(target, 0, unchanged, 0)  # nothing to write: the copy is current
+        # Nothing to write: the copy is current. The manifest still moves to the lake snapshot
+        # read now, so the next publish asks only of the snapshots after it.
+        if new.lake_snapshot != old.lake_snapshot and old.views_file:
+            parts.save_manifest(folder, dataclasses.replace(old, lake_snapshot=new.lake_snapshot))
+        return Published(target, 0, unchanged, 0, fingerprinted=scanned)
     for name in written:
         parts.fsync_path(folder / name)
     replaced: tuple[str, ...] | None = None
@@ -286,7 +304,7 @@ def _publish(
     else:
         deleted = parts.sweep_retired(folder, old.retired or (), keep)
     attempt.done(folder, swept=walk)
-    return Published(target, rewritten, unchanged, deleted, replaced)
+    return Published(target, rewritten, unchanged, deleted, replaced, scanned)
 
 
 def _check_room(

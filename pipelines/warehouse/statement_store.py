@@ -20,6 +20,7 @@ import duckdb
 
 from pipelines.runtime.failpoints import failpoint
 from pipelines.warehouse.connection import open_for_write, transaction
+from pipelines.warehouse.lake import current_lake
 from pipelines.warehouse.outbox import queue_rows
 from pipelines.warehouse.rows import insert_dicts
 from pipelines.warehouse.sql_text import quote
@@ -231,13 +232,10 @@ class StatementStore:
 
     def _lake_snapshot(self) -> int | None:
         """The lake snapshot this transaction reads; None on a file."""
-        found = self._con.execute(
-            "SELECT database_name FROM duckdb_databases() "
-            "WHERE database_name = current_database() AND type = 'ducklake'"
-        ).fetchone()
-        if found is None:
+        lake = current_lake(self._con)
+        if lake is None:
             return None
-        row = self._con.execute(f"FROM {quote(found[0])}.current_snapshot()").fetchone()
+        row = self._con.execute(f"FROM {quote(lake)}.current_snapshot()").fetchone()
         return int(row[0]) if row else None
 
     def queue(self, rows: Sequence[dict[str, Any]], again: bool = False) -> list[tuple[str, str]]:
