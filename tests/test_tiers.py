@@ -39,7 +39,6 @@ COVERED_ELSEWHERE = {
     "benchmarks/test_lake_smoke.py": "benchmarks/test_benchmark_layout.py, lake/test_lake.py",
     "lake/test_dagster_postgres.py": "pipeline/test_settings.py, dagster/test_shared_history.py",
     "lake/test_lake_s3.py": "lake/test_lake.py (the same lake, its data in a folder)",
-    "lake/test_lake_publish.py": "pipeline/test_analyst_copy.py (the same publish on a file)",
     "lake/test_lake_readers.py": "lake/test_lake.py (a writer's wait, the location's line)",
     "lake/test_warehouse_migrate.py": "lake/test_lake.py and pipeline/test_schema.py",
 }
