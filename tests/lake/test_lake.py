@@ -38,6 +38,7 @@ from tests.pipeline.helpers import LEDGER_COLUMNS, cli_in_process, truth
 from tests.pipeline.other_duckdb import duckdb14_python
 from tests.reliability.forks import fork_server
 from tests.reliability.support import assert_one_clear_error_line
+from tests.statements.test_finance_agency import run_finance_agency
 
 START = datetime.now(UTC)
 
@@ -146,6 +147,18 @@ def test_an_agency_on_the_lake_tells_what_the_file_tells(
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert in_14.returncode == 0 and int(in_14.stdout) == len(lake["ledger"]), in_14.stderr
+
+
+@pytest.mark.slow
+def test_an_agency_on_the_lake_closes_restates_a_late_entry_and_exports_what_was_paid(
+    tmp_path: Path, lake_location: str
+) -> None:
+    """Finance's whole run (tests/statements/test_finance_agency.py) with the lake as the
+    warehouse: a rejected key, months closed and sent once as a digest adding up, a top-up
+    posted late into the latest closed month restated once, FOCUS reconciling to what was paid,
+    Dagster showing each close."""
+    with receivers() as (received, _, smtp_port):
+        run_finance_agency(tmp_path, received, smtp_port, lake_location)
 
 
 def test_a_location_holding_a_password_is_one_line_that_never_repeats_it(tmp_path: Path) -> None:

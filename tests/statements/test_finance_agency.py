@@ -88,10 +88,14 @@ def test_an_agency_closes_its_months_sends_them_once_and_exports_what_was_paid(
     tmp_path: Path,
 ) -> None:
     with receivers() as (received, _, smtp_port):
-        _agency(tmp_path, received, smtp_port)
+        run_finance_agency(tmp_path, received, smtp_port)
 
 
-def _agency(tmp_path: Path, received: Received, smtp_port: int) -> None:
+def run_finance_agency(
+    tmp_path: Path, received: Received, smtp_port: int, lake_location: str | None = None
+) -> None:
+    """The whole run into a file warehouse, or into the lake at ``lake_location``; what it
+    checks is read through the analyst copy, which both have in the same place."""
     home = tmp_path / "dagster"
     home.mkdir()
     with serving(_scenario(), now=NOW) as s:
@@ -102,7 +106,8 @@ def _agency(tmp_path: Path, received: Received, smtp_port: int) -> None:
         config.write_text(AGENCY.format(url=s.url))
         env = {
             "CREDITLENS_CONFIG": str(config),
-            "CREDITLENS_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+            "CREDITLENS_WAREHOUSE": lake_location or str(tmp_path / "warehouse.duckdb"),
+            "CREDITLENS_LAKE_DIR": str(tmp_path),
             "CREDITLENS_REPORTS_DIR": str(tmp_path / "reports"),
             "DAGSTER_HOME": str(home),
             "PAIDCO_KEY": keys["paidco"],
@@ -112,7 +117,7 @@ def _agency(tmp_path: Path, received: Received, smtp_port: int) -> None:
         }
         first = cli_in_process("sync", env=env)
         assert first.returncode == 1 and "account rejectco" in first.stderr
-    warehouse = tmp_path / "warehouse.duckdb"
+    warehouse = tmp_path / "warehouse.analyst.duckdb"  # beside the file, or in the lake's folder
     closed = table(
         warehouse, "SELECT account, strftime(month, '%Y-%m'), version FROM closed_statements"
     )
