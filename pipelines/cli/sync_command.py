@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
 
 from pipelines.api.errors import ConfigurationError
 from pipelines.cli.errors import BadFlag, UsageError
@@ -38,14 +39,16 @@ from pipelines.warehouse.instances import warehouse_exists
 from pipelines.warehouse.outcome_tables import STEPS
 from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
+    SyncStart,
     WarehouseError,
-    histories_cut_short,
-    last_synced_days,
     recorded_first_days,
+    sync_start,
 )
 from transforms.entry_type import EntryTypeRules
 
 __all__ = ["SyncReport", "failure_lines", "run_sync", "summary_lines"]
+
+T = TypeVar("T")
 
 
 def resolve_range(
@@ -88,16 +91,20 @@ def flag_days(since: str | None, until: str | None) -> tuple[date | None, date]:
     return first, last
 
 
-def _read_or_nothing(read: Callable[..., dict[str, date]], settings: Settings) -> dict[str, date]:
-    """A per-account question to the warehouse; an absent or unreadable one knows nothing yet
-    (the sync starts from the beginning, as on a first run)."""
+def _read_or_nothing(read: Callable[..., T], settings: Settings, nothing: T) -> T:
+    """A per-account question to the warehouse; an absent or unreadable one knows ``nothing``
+    yet (the sync starts from the beginning, as on a first run)."""
     if not warehouse_exists(settings.warehouse):
-        return {}
+        return nothing
     try:
         names = [a.name for a in settings.accounts]
         return read(settings.warehouse, names, lock_timeout_s=settings.lock_timeout_s)
     except WarehouseError:
-        return {}
+        return nothing
+
+
+def _start_or_nothing(settings: Settings) -> SyncStart:
+    return _read_or_nothing(sync_start, settings, SyncStart({}, {}, {}))
 
 
 def check_writable(settings: Settings) -> None:
@@ -145,9 +152,10 @@ def _run_sync(
     with _recorded_if_it_fails(settings, sync_id, "settings"):
         ready, early = _ready_accounts(settings)
     check_writable(settings)
-    synced = _read_or_nothing(last_synced_days, settings)
+    start = _start_or_nothing(settings)
+    synced = start.last_synced
     with _recorded_if_it_fails(settings, sync_id, "discovery"):
-        histories, failed = discover_new(_only(settings, ready), synced) if ready else ({}, [])
+        histories, failed = discover_new(_only(settings, ready), start) if ready else ({}, [])
     failed = [replace(f, step="discovery") for f in failed]  # the step's name in sync_outcomes
     _record(settings, _before_runs(sync_id, early, histories, failed))
     # An account whose history an older discovery cut short syncs again from its first day
@@ -156,7 +164,7 @@ def _run_sync(
     synced = {n: d for n, d in synced.items() if n not in healed}
     early += failed
     ready = [a for a in ready if a.name not in {f.account for f in failed}]
-    beginnings = {**_read_or_nothing(recorded_first_days, settings)}
+    beginnings = {**_read_or_nothing(recorded_first_days, settings, {})}
     beginnings.update({n: h.first_day for n, h in histories.items() if h.first_day})
     ranges = {
         a.name: resolve_range(settings, since, until, beginnings.get(a.name), synced.get(a.name))
@@ -296,16 +304,15 @@ def _ready_accounts(settings: Settings) -> tuple[list[AccountSettings], list[Acc
 
 
 def discover_new(
-    settings: Settings, synced: dict[str, date] | None = None
+    settings: Settings, start: SyncStart | None = None
 ) -> tuple[dict[str, History], list[AccountFailure]]:
     """History discovery, once per account: before its first sync, unless turned off
     (CREDITLENS_HISTORY_LIMIT=0), and once more for an account the older rule cut short
     (``opens_at_zero``; ``History.replaces_first_day`` says so). It runs in this process, several
     accounts at once, through the same functions as the ``ledger_history`` asset, so the
     partitions built next start where it found the ledger."""
-    synced = _read_or_nothing(last_synced_days, settings) if synced is None else synced
-    recorded = _read_or_nothing(recorded_first_days, settings)
-    cut_short = _read_or_nothing(histories_cut_short, settings)
+    start = _start_or_nothing(settings) if start is None else start
+    synced, recorded, cut_short = start.last_synced, start.first_found, start.cut_short
     new = [
         a
         for a in settings.accounts

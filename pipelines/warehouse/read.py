@@ -80,13 +80,7 @@ def last_synced_days(
     path: Path, accounts: Sequence[str], *, lock_timeout_s: float
 ) -> dict[str, date]:
     """The last UTC day a finished sync of each account covered; absent before its first."""
-    return _days_by_account(
-        path,
-        "sync_runs",
-        f"SELECT account, max(range_end) FROM sync_runs WHERE {_IN} GROUP BY account",
-        accounts,
-        lock_timeout_s,
-    )
+    return _days_by_account(path, "sync_runs", _LAST_SYNCED, accounts, lock_timeout_s)
 
 
 def last_synced_day(path: Path, account: str, *, lock_timeout_s: float) -> date | None:
@@ -177,23 +171,38 @@ def recorded_first_day(path: Path, account: str, *, lock_timeout_s: float) -> da
     return recorded_first_days(path, [account], lock_timeout_s=lock_timeout_s).get(account)
 
 
-def histories_cut_short(
-    path: Path, accounts: Sequence[str], *, lock_timeout_s: float
-) -> dict[str, date]:
-    """Accounts whose latest history discovery was decided by the older rule's "opens at zero"
-    (it stopped at an empty window, which a quiet period at zero also shows), with the first day
-    it recorded: they are probed again, once, since what preceded the silence may be missing."""
-    return _days_by_account(
-        path,
-        "ledger_history",
-        "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
-        f"WHERE {_IN} GROUP BY account "
-        "HAVING arg_max(decided_by, discovered_at) = 'opens_at_zero'",
-        accounts,
-        lock_timeout_s,
-    )
+@dataclass(frozen=True)
+class SyncStart:
+    """What a sync asks of the warehouse before it starts, per account."""
+
+    last_synced: dict[str, date]  # ``last_synced_days``
+    first_found: dict[str, date]  # ``recorded_first_days``
+    # Accounts whose latest history discovery was decided by the older rule's "opens at zero"
+    # (it stopped at an empty window, which a quiet period at zero also shows), with the first
+    # day it recorded: they are probed again, once, since what preceded the silence may be
+    # missing.
+    cut_short: dict[str, date]
 
 
+def sync_start(path: Path, accounts: Sequence[str], *, lock_timeout_s: float) -> SyncStart:
+    """The three questions a sync asks before discovery, in one connection: each open of the
+    warehouse costs more than the three questions (on a lake, a catalog round trip)."""
+    return SyncStart(
+        *_many_days_by_account(
+            path,
+            [("sync_runs", _LAST_SYNCED), ("ledger_history", _FIRST_FOUND),
+             ("ledger_history", _CUT_SHORT)],
+            accounts,
+            lock_timeout_s,
+        )
+    )  # fmt: skip
+
+
+_LAST_SYNCED = f"SELECT account, max(range_end) FROM sync_runs WHERE {_IN} GROUP BY account"
+_CUT_SHORT = (
+    "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
+    f"WHERE {_IN} GROUP BY account HAVING arg_max(decided_by, discovered_at) = 'opens_at_zero'"
+)
 _FIRST_SYNCED = f"SELECT account, min(range_start) FROM sync_runs WHERE {_IN} GROUP BY account"
 _FIRST_FOUND = (
     "SELECT account, arg_max(first_day, discovered_at) FROM ledger_history "
