@@ -8,6 +8,7 @@ module; each test changes it only by appending, as the pipeline does.
 from __future__ import annotations
 
 import shutil
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -15,7 +16,7 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from pipelines.warehouse.analyst_parts import catalog, load_manifest
+from pipelines.warehouse.analyst_parts import catalog, fingerprints, load_manifest
 from pipelines.warehouse.analyst_views import STORAGE_VERSION, statements, write_views
 from pipelines.warehouse.publish import (
     analyst_parquet_dir,
@@ -367,3 +368,32 @@ def test_parts_written_a_few_to_a_statement_make_the_same_copy(
     with duckdb.connect(str(warehouse.path), read_only=True) as con:
         names = [r[0] for r in con.execute(RELATIONS).fetchall()]
     assert every_row(target, names) == every_row(warehouse.path, names)
+
+
+def test_an_agencys_day_tables_are_fingerprinted_not_waited_on_forever(tmp_path: Path) -> None:
+    """Three day tables of 500 accounts x 2,000 rows over two years, as an agency's first
+    publish reads them: DuckDB 1.5.5 never answered the one UNION ALL of their scans that the
+    publish used to send (every thread idle); each table's own query answers."""
+    path = tmp_path / "agency.duckdb"
+    with duckdb.connect(str(path)) as con:
+        for table, day in (("daily_balance", "day"), ("ledger_chain", "entry_day"),
+                           ("ledger_entries", "entry_day")):  # fmt: skip
+            con.execute(
+                f"CREATE TABLE {table} AS SELECT 'company-' || lpad((i % 500)::VARCHAR, 3, '0') "
+                f"AS account, DATE '2024-06-30' + ((i // 500) % 730)::INTEGER AS {day}, i AS x "
+                "FROM range(1000000) r(i)"
+            )
+    found: dict[str, dict[str, tuple[int, str]]] = {}
+
+    def fingerprint() -> None:
+        with duckdb.connect(str(path), read_only=True) as con:
+            found.update(fingerprints(con, catalog(con)[0]))
+
+    worker = threading.Thread(target=fingerprint, daemon=True)  # a hang must not hang the suite
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "the fingerprints never returned"
+    assert sorted(found) == ["daily_balance", "ledger_chain", "ledger_entries"]
+    for parts in found.values():
+        assert len(parts) == 500 * 25  # every account's months, June 2024 to June 2026
+        assert sum(rows for rows, _ in parts.values()) == 1_000_000
