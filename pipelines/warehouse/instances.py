@@ -158,16 +158,26 @@ class OutOfMemory(WarehouseError):
     """DuckDB needed more than its memory limit and could not spill the rest to disk."""
 
 
-def _out_of_memory(path: Path, limit: str) -> OutOfMemory:
+def _out_of_memory(path: Path, limit: str, in_force: str | None = None) -> OutOfMemory:
+    """``in_force``: the limit DuckDB held when it ran out, as it says it (the work may have
+    set its own, lower than the open's: the reconciliation's 64MB)."""
     cap = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV, "").strip()
     if cap and capped(limit) != limit:
         remedy = f"raise {DUCKDB_MEMORY_LIMIT_ENV} (now {cap}) or unset it"
     else:
         remedy = "free memory on this machine"
     return OutOfMemory(
-        f"DuckDB ran out of memory ({capped(limit)} allowed) working on {shown(path)}: nothing was "
-        f"changed; {remedy}, then run the command again"
+        f"DuckDB ran out of memory ({in_force or capped(limit)} allowed) working on "
+        f"{shown(path)}: nothing was changed; {remedy}, then run the command again"
     )
+
+
+def _limit_in_force(connection: duckdb.DuckDBPyConnection) -> str | None:
+    try:
+        row = connection.execute("SELECT current_setting('memory_limit')").fetchone()
+    except duckdb.Error:
+        return None
+    return str(row[0]) if row else None
 
 
 # Each instance's spill folder, in the folder of the files it serves: the process and a count
@@ -299,7 +309,8 @@ def attached(
             con.execute(f"USE {alias}")
             yield con
         except duckdb.OutOfMemoryException:
-            raise _out_of_memory(path, memory_limit) from None
+            in_force = _limit_in_force(instance.connection)
+            raise _out_of_memory(path, memory_limit, in_force) from None
         finally:
             con.close()
         failed = False

@@ -117,3 +117,20 @@ def test_a_memory_limit_too_small_is_one_line_naming_the_variable(
     assert "nothing was changed" in line and str(tmp_path / "warehouse.duckdb") in line
     assert landed(tmp_path / "warehouse.duckdb") == []
     assert _spill_folders(tmp_path) == []
+
+
+def test_running_out_under_a_lower_limit_of_its_own_names_that_limit(tmp_path: Path) -> None:
+    """Work that lowers the open's limit for itself (the reconciliation sets 64MB on an open
+    of 512MB) and runs out says the limit it ran out of, not the open's."""
+    from pipelines.warehouse.instances import OutOfMemory, attached, limit_memory
+
+    path = tmp_path / "warehouse.duckdb"
+    with (
+        pytest.raises(OutOfMemory) as raised,
+        attached(path, read_only=False, memory_limit="512MB") as con,
+    ):
+        limit_memory(con, "16MB")
+        con.execute("SELECT list(range) FROM range(20000000)").fetchall()  # cannot spill
+    line = str(raised.value)
+    assert "(15.2 MiB allowed)" in line and "512MB" not in line, line
+    assert str(path) in line and "nothing was changed" in line
