@@ -97,10 +97,36 @@ def at_least_one(
         return done
     if not per_account and len(outcomes) == 1 and outcomes[0].exception is not None:
         raise outcomes[0].exception
-    lines = [f.line() for f in failures(outcomes)]
+    failed = failures(outcomes)
     raise Failure(
-        description="\n".join(lines), metadata={"accounts_failed": len(lines)}, allow_retries=False
+        description="\n".join(grouped_lines(failed)),
+        metadata={"accounts_failed": len(failed)},
+        allow_retries=False,
     )
+
+
+# Accounts named in a line for a reason many share; each account's own record names it anyway.
+NAMED_IN_A_GROUP = 3
+
+
+def grouped_lines(failed: Sequence[AccountFailure]) -> list[str]:
+    """A line per step and reason, in the accounts' order: an account alone with its reason
+    keeps its own line; several with the same one are counted and the first few named. When 500
+    companies failed for one reason (DuckDB out of memory), the step's failure was that reason
+    500 times, a line of about 100 KB once the CLI joined it."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for failure in failed:
+        groups.setdefault((failure.step, failure.error), []).append(failure.account)
+    lines = []
+    for (step, error), accounts in groups.items():
+        if len(accounts) == 1:
+            lines.append(f"account {accounts[0]}: {step}: {error}")
+            continue
+        named = ", ".join(accounts[:NAMED_IN_A_GROUP])
+        if len(accounts) > NAMED_IN_A_GROUP:
+            named += f" and {len(accounts) - NAMED_IN_A_GROUP} more"
+        lines.append(f"{len(accounts)} accounts ({named}): {step}: {error}")
+    return lines
 
 
 def for_each_account(

@@ -371,3 +371,41 @@ def test_a_blocking_check_of_the_ledger_is_one_line_without_its_metadata(
         f"creditlens: error: blocking check failed: entry_ids_unique: repeated entry ids in "
         f"{s.company}"
     ]
+
+
+def test_every_account_failing_for_one_reason_is_one_line_counting_them(
+    simulators: tuple[Simulated, Simulated],
+    clean: tuple[Agency, subprocess.CompletedProcess, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 500 companies DuckDB ran out of memory in the reconciliation's commit for every one
+    of them, and the step's failure, the command's one error line, said that reason once per
+    company: about 100 KB. The same reason is now said once, the accounts counted."""
+    from pipelines.reconciliation import assets
+
+    def broken(*args: object, **kwargs: object) -> tuple[ReconciliationResult, StagedDerived]:
+        raise ValueError("tolerance must not be negative")
+
+    monkeypatch.setattr(assets, "stage_account", broken)
+    copy_folder(clean[2], tmp_path / "all-failed")
+    agency = _agency(simulators, tmp_path / "all-failed", rejected=False)
+    done = run(agency, "sync")
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("creditlens: error:")]
+    reason = "reconciliation: unexpected ValueError: tolerance must not be negative"
+    assert errors == [f"creditlens: error: 2 accounts (acme, globex): {reason}"], done.stderr
+
+
+def test_the_same_reason_for_many_accounts_is_one_line_counting_them() -> None:
+    from pipelines.orchestration.account_work import AccountFailure, grouped_lines
+
+    memory = "DuckDB ran out of memory (61.0 MiB allowed) working on w.duckdb: nothing was changed"
+    failed = [AccountFailure(f"company-{n:03d}", "reconciliation", memory, "x") for n in range(500)]
+    failed.insert(1, AccountFailure("ghostco", "ledger", "the API key was rejected", "x"))
+    assert grouped_lines(failed) == [
+        "500 accounts (company-000, company-001, company-002 and 497 more): reconciliation: "
+        + memory,
+        "account ghostco: ledger: the API key was rejected",
+    ]
+    assert grouped_lines(failed[:1]) == [f"account company-000: reconciliation: {memory}"]
