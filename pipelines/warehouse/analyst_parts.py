@@ -265,15 +265,21 @@ def lake_changes(
     if alias is None:
         return None, None
     lake = literal(alias)
+    if since is None:  # only the snapshot read now: a lake of a year holds thousands
+        latest = con.execute(
+            f"SELECT snapshot_id, snapshot_time::VARCHAR FROM ducklake_snapshots({lake}) "
+            "ORDER BY snapshot_id DESC LIMIT 1"
+        ).fetchone()
+        return (None if latest is None else (int(latest[0]), str(latest[1]))), None
     rows = con.execute(
         f"SELECT snapshot_id, snapshot_time::VARCHAR, changes FROM ducklake_snapshots({lake}) "
         "WHERE snapshot_id >= ? ORDER BY snapshot_id",
-        [since[0] if since is not None else 0],
+        [since[0]],
     ).fetchall()
     if not rows:
         return None, None
     now = (int(rows[-1][0]), str(rows[-1][1]))
-    if since is None or (int(rows[0][0]), str(rows[0][1])) != since:
+    if (int(rows[0][0]), str(rows[0][1])) != since:
         return now, None
     ids = [int(r[0]) for r in rows]
     if ids != list(range(ids[0], ids[0] + len(ids))):
