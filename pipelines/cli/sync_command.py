@@ -103,10 +103,6 @@ def _read_or_nothing(read: Callable[..., T], settings: Settings, nothing: T) -> 
         return nothing
 
 
-def _start_or_nothing(settings: Settings) -> SyncStart:
-    return _read_or_nothing(sync_start, settings, SyncStart({}, {}, {}))
-
-
 def check_writable(settings: Settings) -> None:
     directory = settings.warehouse.parent.resolve()
     try:
@@ -152,7 +148,7 @@ def _run_sync(
     with _recorded_if_it_fails(settings, sync_id, "settings"):
         ready, early = _ready_accounts(settings)
     check_writable(settings)
-    start = _start_or_nothing(settings)
+    start = _read_or_nothing(sync_start, settings, SyncStart({}, {}, {}))
     synced = start.last_synced
     with _recorded_if_it_fails(settings, sync_id, "discovery"):
         histories, failed = discover_new(_only(settings, ready), start) if ready else ({}, [])
@@ -304,14 +300,13 @@ def _ready_accounts(settings: Settings) -> tuple[list[AccountSettings], list[Acc
 
 
 def discover_new(
-    settings: Settings, start: SyncStart | None = None
+    settings: Settings, start: SyncStart
 ) -> tuple[dict[str, History], list[AccountFailure]]:
     """History discovery, once per account: before its first sync, unless turned off
     (CREDITLENS_HISTORY_LIMIT=0), and once more for an account the older rule cut short
     (``opens_at_zero``; ``History.replaces_first_day`` says so). It runs in this process, several
     accounts at once, through the same functions as the ``ledger_history`` asset, so the
     partitions built next start where it found the ledger."""
-    start = _start_or_nothing(settings) if start is None else start
     synced, recorded, cut_short = start.last_synced, start.first_found, start.cut_short
     new = [
         a

@@ -114,18 +114,18 @@ def grouped_lines(failed: Sequence[AccountFailure]) -> list[str]:
     keeps its own line; several with the same one are counted and the first few named. When 500
     companies failed for one reason (DuckDB out of memory), the step's failure was that reason
     500 times, a line of about 100 KB once the CLI joined it."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str], list[AccountFailure]] = {}
     for failure in failed:
-        groups.setdefault((failure.step, failure.error), []).append(failure.account)
+        groups.setdefault((failure.step, failure.error), []).append(failure)
     lines = []
-    for (step, error), accounts in groups.items():
-        if len(accounts) == 1:
-            lines.append(f"account {accounts[0]}: {step}: {error}")
+    for (step, error), group in groups.items():
+        if len(group) == 1:
+            lines.append(group[0].line())
             continue
-        named = ", ".join(accounts[:NAMED_IN_A_GROUP])
-        if len(accounts) > NAMED_IN_A_GROUP:
-            named += f" and {len(accounts) - NAMED_IN_A_GROUP} more"
-        lines.append(f"{len(accounts)} accounts ({named}): {step}: {error}")
+        named = ", ".join(f.account for f in group[:NAMED_IN_A_GROUP])
+        if len(group) > NAMED_IN_A_GROUP:
+            named += f" and {len(group) - NAMED_IN_A_GROUP} more"
+        lines.append(f"{len(group)} accounts ({named}): {step}: {error}")
     return lines
 
 
