@@ -150,8 +150,9 @@ def write_views(partial: Path, sql: Sequence[str], previous: Path | None = None)
     the storage format it was created in); the caller renames it into place."""
     if previous is not None:
         shutil.copyfile(previous, partial)
-    version = None if previous is not None else STORAGE_VERSION
-    with attached(partial, read_only=False, memory_limit="256MB", storage_version=version) as con:
+    with attached(
+        partial, read_only=False, memory_limit="256MB", storage_version=STORAGE_VERSION
+    ) as con:
         # One transaction and one call: a commit and a round trip per view and comment (some
         # 450) took most of a publish.
         con.execute("BEGIN")

@@ -16,6 +16,7 @@ import pytest
 
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.errors import WarehouseError
+from pipelines.warehouse.instances import WAREHOUSE_STORAGE_VERSION
 from pipelines.warehouse.read import open_read_only, table_names
 
 
@@ -125,3 +126,55 @@ def test_each_instance_runs_the_threads_the_installation_sets(tmp_path: Path) ->
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == expected, value
+
+
+def test_a_bound_statement_does_not_search_the_path_for_pandas(tmp_path: Path) -> None:
+    """DuckDB's client imports pandas before binding each parameter; without pandas each attempt
+    searched all of ``sys.path`` (0.2 ms a parameter, some 7% of a daily sync)."""
+    import importlib.machinery
+
+    if "pandas" in sys.modules or importlib.machinery.PathFinder.find_spec("pandas") is not None:
+        pytest.skip("pandas is installed here: DuckDB imports it once")
+    asked: list[str] = []
+
+    class Recorder:
+        def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+            asked.append(name)
+
+    recorder = Recorder()
+    sys.meta_path.append(recorder)  # asked only when no finder before it answered
+    try:
+        path = tmp_path / "warehouse.duckdb"
+        _write(path, "CREATE TABLE probe (n INTEGER, label VARCHAR)")
+        with open_for_write(path, lock_timeout_s=5) as con, transaction(con):
+            con.execute("INSERT INTO probe VALUES (?, ?)", [1, "one"])
+    finally:
+        sys.meta_path.remove(recorder)
+    assert not [name for name in asked if name.split(".")[0] == "pandas"]
+    with pytest.raises(ModuleNotFoundError):
+        import pandas  # noqa: F401
+
+
+def _format(path: Path) -> str:
+    with duckdb.connect(str(path), read_only=True) as con:
+        row = con.execute(
+            "SELECT tags['storage_version'] FROM duckdb_databases() "
+            "WHERE database_name = current_database()"
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_new_warehouse_is_in_the_newer_format_and_an_old_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """1.0's format, DuckDB's default, costs four times as much to attach: new files are not in
+    it; a file created in it stays so (DuckDB 1.4 may still be reading it)."""
+    new = tmp_path / "new.duckdb"
+    _write(new, "CREATE TABLE probe AS SELECT 1 AS n")
+    assert _format(new).startswith(WAREHOUSE_STORAGE_VERSION)
+    old = tmp_path / "old.duckdb"
+    duckdb.connect(str(old)).close()
+    assert _format(old).startswith("v1.0.0")
+    _write(old, "CREATE TABLE probe AS SELECT 1 AS n")
+    assert _format(old).startswith("v1.0.0")
