@@ -10,6 +10,7 @@ import duckdb
 from pipelines.warehouse.connection import apply_migration, current_version, migrate
 from pipelines.warehouse.dictionary import COMMAND, data_dictionary
 from pipelines.warehouse.dictionary import page as dictionary_page
+from pipelines.warehouse.instances import WAREHOUSE_STORAGE_VERSION
 from pipelines.warehouse.schema import MIGRATIONS, Migration, all_tables, latest_version
 from pipelines.warehouse.writer import Warehouse
 
@@ -145,7 +146,11 @@ def test_a_new_warehouse_is_the_schema_built_from_nothing(tmp_path: Path) -> Non
     and constraint a migration from nothing gives, and the schema's history says when it was
     created."""
     nothing = tmp_path / "nothing.duckdb"
-    with duckdb.connect(str(nothing)) as con:
+    with duckdb.connect() as con:  # in a new warehouse's format (its views' SQL is said in it)
+        con.execute(
+            f"ATTACH '{nothing}' AS nothing (STORAGE_VERSION '{WAREHOUSE_STORAGE_VERSION}')"
+        )
+        con.execute("USE nothing")
         migrate(con)
     expected = _catalog(nothing)
     assert len(expected["tables"]) > 20 and len(expected["history"]) == len(MIGRATIONS)
