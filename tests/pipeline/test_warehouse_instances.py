@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.warehouse.connection import open_for_write, transaction
 from pipelines.warehouse.errors import WarehouseError
-from pipelines.warehouse.instances import WAREHOUSE_STORAGE_VERSION
+from pipelines.warehouse.instances import WAREHOUSE_STORAGE_VERSION, limit_memory
 from pipelines.warehouse.read import open_read_only, table_names
 
 
@@ -47,7 +47,7 @@ def test_an_opens_settings_and_catalog_are_its_own(tmp_path: Path) -> None:
     with open_read_only(two, lock_timeout_s=5) as con:
         default = con.execute(limit_of_an_open).fetchone()
     with open_for_write(one, lock_timeout_s=5) as con:
-        con.execute("SET memory_limit = '64MB'")  # as the reconciliation's commit does
+        limit_memory(con, "64MB")  # as the reconciliation's commit does
         assert con.execute(limit_of_an_open).fetchone() != default
     with open_read_only(two, lock_timeout_s=5) as con:
         limit = con.execute(limit_of_an_open).fetchone()
@@ -178,3 +178,24 @@ def test_a_new_warehouse_is_in_the_newer_format_and_an_old_one_keeps_its_own(
     assert _format(old).startswith("v1.0.0")
     _write(old, "CREATE TABLE probe AS SELECT 1 AS n")
     assert _format(old).startswith("v1.0.0")
+
+
+def test_an_open_sets_its_limit_only_where_its_instance_holds_another(tmp_path: Path) -> None:
+    """Setting a limit costs 1.5 ms: a warm instance that holds the open's already is left as
+    it is, and one whose work set its own gets the open's again."""
+    path = tmp_path / "warehouse.duckdb"
+    _write(path, "CREATE TABLE probe (n INTEGER)")
+    said: list[str] = []
+
+    def limits(con: duckdb.DuckDBPyConnection) -> str:
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchone())
+
+    with open_read_only(path, lock_timeout_s=5) as con:
+        first = limits(con)
+    with open_read_only(path, lock_timeout_s=5) as con:
+        said.append(limits(con))
+        limit_memory(con, "64MB")
+        said.append(limits(con))
+    with open_read_only(path, lock_timeout_s=5) as con:
+        said.append(limits(con))
+    assert said[0] == first and said[1] != first and said[2] == first
