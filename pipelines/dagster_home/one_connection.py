@@ -63,6 +63,16 @@ class OneConnection:
             with self._connection.begin():
                 yield self._connection
 
+    def sync_at_checkpoints(self) -> None:
+        """In WAL mode, SQLite's ``synchronous=NORMAL``: a commit no longer waits for the disk
+        (0.25 ms an event here), only a WAL checkpoint does. The database stays whole through a
+        crash or a power loss; a power loss may take the last runs' events with it, never the
+        warehouse's rows, which are DuckDB's. SQLite's own advice for WAL mode. A database in
+        another journal mode keeps Dagster's setting."""
+        with self.transaction() as conn:
+            if str(conn.exec_driver_sql("PRAGMA journal_mode").scalar()).lower() == "wal":
+                conn.exec_driver_sql("PRAGMA synchronous=NORMAL")
+
     def has_table(self, table_name: str) -> bool:
         with self.transaction() as conn:
             return bool(conn.dialect.has_table(conn, table_name))

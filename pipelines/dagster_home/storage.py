@@ -89,8 +89,9 @@ class BatchingSqliteEventLogStorage(BatchedAssetEvents, SqliteEventLogStorage):
                     timeout=SQLITE_BUSY_TIMEOUT_SECONDS,
                 )
                 if shard not in self._initialized_dbs:
-                    self._initdb(one.engine)
+                    self._initdb(one.engine)  # sets WAL mode on a new database
                     self._initialized_dbs.add(shard)
+                one.sync_at_checkpoints()
             with one.transaction() as conn:
                 yield conn
 
@@ -110,6 +111,7 @@ class OneConnectionSqliteRunStorage(ThroughOneConnection, SqliteRunStorage):
         self._one = OneConnection(
             conn_string, foreign_keys=False, timeout=SQLITE_BUSY_TIMEOUT_SECONDS
         )
+        self._one.sync_at_checkpoints()
 
 
 class BatchingSqliteStorage(DagsterSqliteStorage):

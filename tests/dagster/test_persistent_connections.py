@@ -45,6 +45,14 @@ def test_a_run_writes_its_events_through_one_connection_and_the_ui_reads_and_wri
     # Dagster's own storage opens the run's file once per event: a hundred times for 5 days.
     # Here: its schema check, a question Dagster asks on a connection of its own, then ours.
     assert opened[f"{first.run_id}.db"] <= 3, opened
+    # Its commits wait for no disk, only WAL checkpoints do (SQLite's synchronous=NORMAL: 1).
+    events: Any = cli.event_log_storage
+    with events._connect(first.run_id) as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    runs: Any = cli.run_storage
+    with runs.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
 
     # The UI's process, with Dagster's stock storage over the same folder, while the CLI's
     # storage (and its connections) is still open: it reads the run, and writes into the very
