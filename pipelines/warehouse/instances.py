@@ -89,9 +89,9 @@ _say_pandas_absent()
 # (the analyst copy: DuckDB 1.4). DuckDB 1.5 still creates files in 1.0's format by default, whose
 # catalog costs four times as much to attach and twice as much to checkpoint (a small warehouse's
 # 476 columns, side by side: 15.7 ms against 3.7 an attach, 24 against 12 a checkpoint; 2.4 ms an
-# attach on a quiet machine), and a daily sync attaches
-# the warehouse some 25 times. DuckDB 1.5 and later read it; a file keeps the format it was
-# created in, so a warehouse created before stays in 1.0's.
+# attach on a quiet machine), and a daily sync attaches the warehouse some 25 times. DuckDB 1.5
+# and later read it; a file keeps the format it was created in, so a warehouse created before
+# stays in 1.0's.
 WAREHOUSE_STORAGE_VERSION = "v1.5.0"
 
 # Threads per DuckDB instance, read when one starts; unset, DuckDB's default (a thread per core
@@ -158,7 +158,7 @@ def limit_memory(con: duckdb.DuckDBPyConnection, limit: str) -> None:
     con.execute(f"SET memory_limit = {literal(capped(limit))}")
     # Work inside an open that sets its own (the landing's, the reconciliation's) changes its
     # instance's: the next open of it sets the open's again.
-    for instance in getattr(_in_use, "stack", ()):
+    for instance in _in_use.stack:
         instance.limit.clear()
 
 
@@ -261,7 +261,16 @@ _guard = threading.Lock()
 _aliases = itertools.count()
 _spills = itertools.count()
 _spilled = [0]
-_in_use = threading.local()  # the instances this thread's open blocks are in, innermost last
+
+
+class _InUse(threading.local):
+    """The instances this thread's open blocks are in, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[_Instance] = []
+
+
+_in_use = _InUse()
 
 
 def spilled_instances() -> int:
@@ -278,7 +287,7 @@ def _forget_in_child() -> None:
     _inherited.append(_idle)
     _idle = []
     _guard = threading.Lock()
-    _in_use = threading.local()
+    _in_use = _InUse()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
@@ -343,9 +352,10 @@ def attached(
     instance = _take(path, lake)
     alias = instance.lakes.get(lake.location) if lake is not None else None
     try:
-        if instance.limit != [capped(memory_limit)]:
+        wanted = capped(memory_limit)
+        if instance.limit != [wanted]:
             limit_memory(instance.connection, memory_limit)
-            instance.limit[:] = [capped(memory_limit)]
+            instance.limit[:] = [wanted]
         if lake is not None and alias is None:
             alias = f"lake_{next(_aliases)}"
             _attach_lake(instance.connection, lake, alias, read_only=read_only)
@@ -364,7 +374,7 @@ def attached(
     failed = True
     try:
         con = instance.connection.cursor()
-        stack = _in_use.__dict__.setdefault("stack", [])
+        stack = _in_use.stack
         stack.append(instance)
         try:
             con.execute(f"USE {alias}")

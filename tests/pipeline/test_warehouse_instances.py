@@ -130,7 +130,7 @@ def test_each_instance_runs_the_threads_the_installation_sets(tmp_path: Path) ->
 
 def test_a_bound_statement_does_not_search_the_path_for_pandas(tmp_path: Path) -> None:
     """DuckDB's client imports pandas before binding each parameter; without pandas each attempt
-    searched all of ``sys.path`` (0.2 ms a parameter, some 7% of a daily sync)."""
+    searched all of ``sys.path`` (0.2 ms a parameter, some 3% of a sync-heavy test's CPU)."""
     import importlib.machinery
 
     if "pandas" in sys.modules or importlib.machinery.PathFinder.find_spec("pandas") is not None:
