@@ -280,14 +280,23 @@ class CompanyLedger:
         self.running = running
 
     def _resolve(self, i: int, ts: int, new_tie: int | None) -> None:
-        """Applies the pending movements that happen just before entry i."""
+        """Applies the pending movements that happen just before entry i. A tie-group movement
+        whose gap another movement takes moves on to the next tie group (HiddenMovementSpec)."""
         keep = []
+        fixed = [
+            m
+            for m in self.pending
+            if (m.after_index is not None and m.after_index == i - 1)
+            or (m.after_ms is not None and ts > m.after_ms)
+        ]
+        taken = bool(fixed) or any(m.position == i - 1 for m in self.movements)
         for m in self.pending:
-            hit = (
-                (m.after_index is not None and m.after_index == i - 1)
-                or (m.after_ms is not None and ts > m.after_ms)
-                or (m.tie_group is not None and m.tie_group == new_tie)
-            )
+            hit = any(m is f for f in fixed)
+            if m.tie_group is not None and m.tie_group == new_tie:
+                if taken:
+                    m.tie_group += 1
+                else:
+                    hit = taken = True
             if hit:
                 time_ms = m.after_ms if m.after_ms is not None else self.ts[i - 1]
                 self.movements.append(Movement(i - 1, m.amount, time_ms))

@@ -70,7 +70,10 @@ class HiddenMovementSpec(_Model):
     at: after the last entry with createdAt <= at.
     after_day: between the last entry of that UTC day and the first of a later day.
     day_boundary_days_ago: after_day = (the simulator's initial now's day) - n.
-    tie_group: between the first and second entries of the n-th tie group (0-based).
+    tie_group: between the first and second entries of the n-th tie group (0-based); where
+        another movement lands in that same gap, the next tie group instead, so two
+        placements never merge into one gap (the history is drawn back from now, so which
+        entries tie changes with the day).
     at_end: after the last entry at the simulator's initial now.
     """
 

@@ -252,3 +252,16 @@ def test_the_demo_has_findings_in_acme_only(demo: Simulator) -> None:
     )[3]
     globex = demo.truth("globex")
     assert globex.hidden_movements == [] and globex.breakdown_mismatches == []
+
+
+def test_no_two_placements_share_a_gap_whatever_the_day() -> None:
+    """The "hidden_movements" scenario's four movements stay four breaks on every day: its
+    history is drawn back from now, and on 2026-12-04 its third tie group began at entry 100,
+    where its after-index movement lands (the two then merged into one gap of 14.5)."""
+    for days in range(0, 40, 3):
+        now = datetime(2026, 12, 4, 19, 55, tzinfo=UTC) + timedelta(days=days)
+        truth = Simulator(Scenario.named("hidden_movements"), now=now).truth("acme")
+        positions = [m.position for m in truth.hidden_movements]
+        assert len(positions) == len(set(positions)) == 4, (now, positions)
+        tied = [m for m in truth.hidden_movements if m.gap == Decimal("-10.5")]
+        assert [m.before_created_at == m.after_created_at for m in tied] == [True], now
