@@ -41,7 +41,6 @@ from pipelines.warehouse.publish import publishing_once
 from pipelines.warehouse.read import (
     SyncStart,
     WarehouseError,
-    recorded_first_days,
     sync_start,
 )
 from transforms.entry_type import EntryTypeRules
@@ -160,7 +159,9 @@ def _run_sync(
     synced = {n: d for n, d in synced.items() if n not in healed}
     early += failed
     ready = [a for a in ready if a.name not in {f.account for f in failed}]
-    beginnings = {**_read_or_nothing(recorded_first_days, settings, {})}
+    # What the warehouse held before discovery, then what discovery just recorded: the same as
+    # reading `recorded_first_days` again, without another open of the warehouse.
+    beginnings = dict(start.first_found)
     beginnings.update({n: h.first_day for n, h in histories.items() if h.first_day})
     ranges = {
         a.name: resolve_range(settings, since, until, beginnings.get(a.name), synced.get(a.name))
