@@ -22,18 +22,17 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# Whether this process has frozen its start-up. Asked of the interpreter once: CPython 3.11's
-# ``gc.get_freeze_count`` walks every frozen object (30 ms in a test process that runs commands in
-# itself, 2% of its time when asked at each command).
-_frozen: list[bool] = []
+# Whether this process's start-up is frozen, so the interpreter is asked only until it is:
+# CPython 3.11's ``gc.get_freeze_count`` walks every frozen object (30 ms in a test process that
+# runs commands in itself, 2% of its time when asked at each command).
+_frozen = [False]
 
 
 @contextmanager
 def imports_without_gc() -> Iterator[None]:
     """Around a command's own imports, before it does any work."""
-    if not _frozen:
-        _frozen.append(gc.get_freeze_count() > 0)
-    if _frozen[0]:
+    if _frozen[0] or gc.get_freeze_count():
+        _frozen[0] = True
         yield
         return
     enabled = gc.isenabled()

@@ -44,7 +44,9 @@ LEDGER_COLUMNS = (
 
 # One in-memory DuckDB per process that attaches each file read-only for one query: a new
 # database instance per read (duckdb.connect(file)) cost 11 to 13 ms against 2.6 ms, and the
-# suite's tests read back hundreds of times. Forgotten, not closed, in a forked child.
+# suite's tests read back hundreds of times. Forgotten, not closed, in a forked child. Not the
+# warehouse's own pool (pipelines/warehouse/instances.py): a read-back checks the product, so it
+# shares none of its state (idle instances, memory limits) with what it checks.
 _reader: list[duckdb.DuckDBPyConnection] = []
 _aliases = itertools.count()
 os.register_at_fork(after_in_child=_reader.clear)
